@@ -1,0 +1,295 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracedir"
+)
+
+func openTrace(args []string) (*trace.Reader, []string, int) {
+	name := ""
+	if len(args) > 0 && !isEventSpec(args[0]) {
+		name, args = args[0], args[1:]
+	}
+	dir, err := tracedir.Resolve(name)
+	if err != nil {
+		return nil, nil, fatalf("%v", err)
+	}
+	rd, err := trace.Open(dir)
+	if err != nil {
+		return nil, nil, fatalf("%v", err)
+	}
+	return rd, args, 0
+}
+
+func isEventSpec(s string) bool {
+	if s == "end" {
+		return true
+	}
+	a, b, _ := strings.Cut(s, "-")
+	_, err1 := strconv.ParseUint(a, 10, 64)
+	_, err2 := strconv.ParseUint(b, 10, 64)
+	return err1 == nil && (b == "" || err2 == nil)
+}
+
+func cmdTraceinfo(args []string) int {
+	rd, _, rc := openTrace(args)
+	if rd == nil {
+		return rc
+	}
+	defer rd.Close()
+	b, _ := json.MarshalIndent(rd.Header(), "", "  ")
+	fmt.Println(string(b))
+	return 0
+}
+
+type procInfo struct {
+	pid, ppid int32
+	exit      string
+	cmd       string
+}
+
+func cmdPs(args []string) int {
+	rd, _, rc := openTrace(args)
+	if rd == nil {
+		return rc
+	}
+	defer rd.Close()
+	tgid := map[int32]int32{} // tid -> process id
+	var procs []*procInfo
+	byPid := map[int32]*procInfo{}
+	first := true
+	err := eachEvent(rd, func(n uint64, ev *trace.Event) {
+		switch ev.Kind {
+		case trace.KindExec:
+			pid := ev.NewTid
+			if first {
+				first = false
+				tgid[pid] = pid
+				p := &procInfo{pid: pid, ppid: -1, exit: "-"}
+				procs = append(procs, p)
+				byPid[pid] = p
+			}
+			if p := byPid[tgid[ev.Tid]]; p != nil {
+				_, cmd, _ := strings.Cut(ev.Text, "\x00\x00")
+				p.cmd = strings.ReplaceAll(cmd, "\x00", " ")
+				if p.pid != pid {
+					delete(byPid, p.pid)
+					p.pid = pid
+					byPid[pid] = p
+				}
+			}
+			tgid[pid] = pid
+		case trace.KindNewTask:
+			if ev.Flags&unix.CLONE_THREAD != 0 {
+				tgid[ev.NewTid] = tgid[ev.Tid]
+				return
+			}
+			tgid[ev.NewTid] = ev.NewTid
+			parent := byPid[tgid[ev.Tid]]
+			p := &procInfo{pid: ev.NewTid, ppid: tgid[ev.Tid], exit: "-"}
+			if parent != nil {
+				p.cmd = parent.cmd
+			}
+			procs = append(procs, p)
+			byPid[ev.NewTid] = p
+		case trace.KindExit:
+			if p := byPid[ev.Tid]; p != nil {
+				ws := unix.WaitStatus(ev.Result)
+				if ws.Signaled() {
+					p.exit = strconv.Itoa(-int(ws.Signal()))
+				} else {
+					p.exit = strconv.Itoa(ws.ExitStatus())
+				}
+			}
+		}
+	})
+	fmt.Println("PID\tPPID\tEXIT\tCMD")
+	for _, p := range procs {
+		ppid := "--"
+		if p.ppid >= 0 {
+			ppid = strconv.Itoa(int(p.ppid))
+		}
+		fmt.Printf("%d\t%s\t%s\t%s\n", p.pid, ppid, p.exit, p.cmd)
+	}
+	if err != nil {
+		return fatalf("%v", err)
+	}
+	return 0
+}
+
+func eachEvent(rd *trace.Reader, fn func(uint64, *trace.Event)) error {
+	for n := uint64(1); ; n++ {
+		ev, err := rd.Next()
+		if err != nil {
+			if err.Error() == "EOF" {
+				return nil
+			}
+			return err
+		}
+		fn(n, ev)
+	}
+}
+
+var kindNames = map[trace.Kind]string{
+	trace.KindSyscallEntry: "SYSCALL_ENTRY", trace.KindSyscallExit: "SYSCALL_EXIT", trace.KindSignal: "SIGNAL",
+	trace.KindExec: "EXEC", trace.KindNewTask: "NEW_TASK", trace.KindExit: "EXIT", trace.KindInstruction: "INSTRUCTION",
+	trace.KindMmap: "MMAP", trace.KindSched: "SCHED",
+}
+
+func cmdDump(args []string) int {
+	asJSON, regs := false, false
+	var rest []string
+	for _, a := range args {
+		switch a {
+		case "--json":
+			asJSON = true
+		case "-r", "--regs":
+			regs = true
+		default:
+			rest = append(rest, a)
+		}
+	}
+	rd, specs, rc := openTrace(rest)
+	if rd == nil {
+		return rc
+	}
+	defer rd.Close()
+	want := func(n uint64) bool {
+		if len(specs) == 0 {
+			return true
+		}
+		for _, s := range specs {
+			a, b, isRange := strings.Cut(s, "-")
+			lo, _ := strconv.ParseUint(a, 10, 64)
+			hi := lo
+			if isRange {
+				hi, _ = strconv.ParseUint(b, 10, 64)
+			}
+			if n >= lo && n <= hi {
+				return true
+			}
+		}
+		return false
+	}
+	enc := json.NewEncoder(os.Stdout)
+	err := eachEvent(rd, func(n uint64, ev *trace.Event) {
+		if !want(n) {
+			return
+		}
+		m := map[string]any{"event": n, "tid": ev.Tid, "kind": kindNames[ev.Kind]}
+		switch ev.Kind {
+		case trace.KindSyscallEntry, trace.KindSyscallExit:
+			m["syscall"] = linux.Name(int(ev.Sysno))
+			if ev.Kind == trace.KindSyscallExit {
+				m["result"] = ev.Result
+				if ev.Result < 0 && ev.Result > -4096 {
+					m["errno"] = linux.ErrnoName(int(-ev.Result))
+				}
+			}
+		case trace.KindSignal:
+			m["signal"] = linux.SignalName(int(ev.Signo))
+		case trace.KindNewTask:
+			m["new_tid"] = ev.NewTid
+			m["flags"] = fmt.Sprintf("0x%x", ev.Flags)
+		case trace.KindExec:
+			m["new_tid"] = ev.NewTid
+			exe, cmd, _ := strings.Cut(ev.Text, "\x00\x00")
+			m["exe"], m["cmd"] = exe, strings.ReplaceAll(cmd, "\x00", " ")
+			m["mappings"] = len(ev.Maps)
+		case trace.KindExit:
+			m["status"] = fmt.Sprintf("0x%x", ev.Result)
+		}
+		if len(ev.Mem) > 0 {
+			total := 0
+			for _, w := range ev.Mem {
+				total += len(w.Data)
+			}
+			m["mem_bytes"] = total
+		}
+		if regs && ev.Regs != nil {
+			rm := map[string]string{}
+			for i, v := range ev.Regs {
+				rm[ptrace.RegNames[i]] = fmt.Sprintf("0x%x", v)
+			}
+			m["regs"] = rm
+		}
+		if asJSON {
+			_ = enc.Encode(m)
+			return
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			if k != "event" && k != "tid" && k != "kind" && k != "regs" {
+				keys = append(keys, k)
+			}
+		}
+		sort.Strings(keys)
+		fmt.Printf("{event %d tid %d %s", n, ev.Tid, m["kind"])
+		for _, k := range keys {
+			fmt.Printf(" %s=%v", k, m[k])
+		}
+		fmt.Println("}")
+		if regs && ev.Regs != nil {
+			for i, v := range ev.Regs {
+				fmt.Printf("  %s=0x%x", ptrace.RegNames[i], v)
+				if i%6 == 5 {
+					fmt.Println()
+				}
+			}
+			fmt.Println()
+		}
+	})
+	if err != nil {
+		return fatalf("%v", err)
+	}
+	return 0
+}
+
+func cmdLs(args []string) int {
+	save := tracedir.SaveDir()
+	ents, err := os.ReadDir(save)
+	if err != nil {
+		return fatalf("ls: %v", err)
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			if _, err := os.Stat(filepath.Join(save, e.Name(), trace.HeaderFile)); err == nil {
+				fmt.Println(e.Name())
+			}
+		}
+	}
+	return 0
+}
+
+func cmdRm(args []string) int {
+	if len(args) != 1 {
+		return fatalf("rm: usage: gorr rm TRACE")
+	}
+	dir, err := tracedir.Resolve(args[0])
+	if err != nil {
+		return fatalf("rm: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, trace.HeaderFile)); err != nil {
+		return fatalf("rm: %s is not a gorr trace", dir)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fatalf("rm: %v", err)
+	}
+	latest := filepath.Join(filepath.Dir(dir), tracedir.Latest)
+	if t, err := os.Readlink(latest); err == nil && t == filepath.Base(dir) {
+		_ = os.Remove(latest)
+	}
+	return 0
+}

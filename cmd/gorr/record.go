@@ -1,0 +1,184 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/record"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracedir"
+)
+
+var recordFlags = []flagSpec{
+	{"o", "output-trace-dir", true},
+	{"p", "print-trace-dir", true},
+	{"v", "env", true},
+	{"n", "no-syscall-buffer", false},
+	{"u", "cpu-unbound", false},
+	{"", "bind-to-cpu", true},
+	{"", "verbose", false},
+}
+
+func cmdRecord(args []string) int {
+	p, err := parseFlags(args, recordFlags)
+	if err != nil {
+		return fatalf("record: %v (see 'gorr help record')", err)
+	}
+	if len(p.rest) == 0 {
+		return fatalf("record: no program given (usage: gorr record [OPTIONS] PROG [ARGS...])")
+	}
+	prog := p.rest[0]
+	path, err := exec.LookPath(prog)
+	if err != nil {
+		return fatalf("record: cannot run %s: %v", prog, errors.Unwrap(err))
+	}
+	env := os.Environ()
+	for _, kv := range p.vals["env"] {
+		if !strings.Contains(kv, "=") {
+			return fatalf("record: --env wants NAME=VALUE, got %q", kv)
+		}
+		env = setEnv(env, kv)
+	}
+	cpu := chooseCPU()
+	if p.has("cpu-unbound") {
+		cpu = -1
+	}
+	if v := p.get("bind-to-cpu"); v != "" && v != "any" {
+		if cpu, err = strconv.Atoi(v); err != nil {
+			return fatalf("record: --bind-to-cpu wants a number, got %q", v)
+		}
+	}
+	dir := p.get("output-trace-dir")
+	latest := dir == ""
+	if latest {
+		if dir, err = tracedir.New(path); err != nil {
+			return fatalf("record: %v", err)
+		}
+	}
+	cwd, _ := os.Getwd()
+	var un unix.Utsname
+	_ = unix.Uname(&un)
+	hdr := trace.Header{GorrVersion: Version, Created: time.Now(), Argv: p.rest, Env: env, Cwd: cwd, Exe: path,
+		Uname: trace.Uname{Sysname: cstr(un.Sysname[:]), Release: cstr(un.Release[:]), Version: cstr(un.Version[:]),
+			Machine: cstr(un.Machine[:]), Nodename: cstr(un.Nodename[:])},
+		CPUModel: cpuModel(), BindCPU: cpu}
+	w, err := trace.Create(dir, hdr)
+	if err != nil {
+		return fatalf("record: %v", err)
+	}
+	abs, _ := filepath.Abs(dir)
+	fmt.Fprintf(os.Stderr, "gorr: Saving execution to trace directory '%s'.\n", abs)
+	if fd := p.get("print-trace-dir"); fd != "" {
+		n, err := strconv.Atoi(fd)
+		if err != nil {
+			return fatalf("record: --print-trace-dir wants a file descriptor, got %q", fd)
+		}
+		f := os.NewFile(uintptr(n), "print-trace-dir")
+		if _, err := fmt.Fprintln(f, abs); err != nil {
+			return fatalf("record: write trace directory to fd %d: %v", n, err)
+		}
+		f.Close()
+	}
+	if latest {
+		_ = tracedir.SetLatest(abs)
+	}
+	var log *os.File
+	if p.has("verbose") {
+		log = os.Stderr
+	}
+	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if log != nil {
+		opts.Log = log
+	}
+	res, err := record.Record(opts)
+	if err != nil {
+		return fatalf("record: %v\ngorr: the trace in %s is incomplete", err, abs)
+	}
+	hdr = w.Header()
+	hdr.ExitStatus = int(res.Status)
+	hdr.CPUIDFaulting = res.CPUIDFaulting
+	if err := w.Close(hdr); err != nil {
+		return fatalf("record: finish trace: %v", err)
+	}
+	return exitLike(res.Status)
+}
+
+// exitLike exits (or dies) the way the recorded process did.
+func exitLike(ws unix.WaitStatus) int {
+	if ws.Signaled() {
+		sig := ws.Signal()
+		signalSelf(sig)
+		return 128 + int(sig)
+	}
+	return ws.ExitStatus()
+}
+
+func signalSelf(sig syscall.Signal) {
+	// Restore the default action and re-raise, so our parent sees the
+	// same death; core dumps are not produced by gorr itself.
+	var lim unix.Rlimit
+	_ = unix.Setrlimit(unix.RLIMIT_CORE, &lim)
+	signalReset(sig)
+	_ = unix.Kill(os.Getpid(), sig)
+	time.Sleep(100 * time.Millisecond)
+}
+
+func setEnv(env []string, kv string) []string {
+	name := kv[:strings.IndexByte(kv, '=')+1]
+	out := env[:0:0]
+	for _, e := range env {
+		if !strings.HasPrefix(e, name) {
+			out = append(out, e)
+		}
+	}
+	return append(out, kv)
+}
+
+func cstr(b []byte) string {
+	for i, c := range b {
+		if c == 0 {
+			return string(b[:i])
+		}
+	}
+	return string(b)
+}
+
+func cpuModel() string {
+	b, _ := os.ReadFile("/proc/cpuinfo")
+	for _, line := range strings.Split(string(b), "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+// chooseCPU picks one CPU of those we may run on, at random so that
+// concurrent recordings spread over the machine.
+func chooseCPU() int {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(0, &set) != nil {
+		return 0
+	}
+	var cpus []int
+	for i := 0; i < runtime.NumCPU()*4 && i < 1024; i++ {
+		if set.IsSet(i) {
+			cpus = append(cpus, i)
+		}
+	}
+	if len(cpus) == 0 {
+		return 0
+	}
+	return cpus[rand.IntN(len(cpus))]
+}

@@ -1,0 +1,306 @@
+// Package ptrace wraps the ptrace and wait system calls gorr uses and
+// decodes wait statuses into typed stops. Every function here must be
+// called from the single OS thread that traces the tasks (the tracer
+// goroutine locks itself to its thread); the kernel refuses ptrace
+// requests from any other thread.
+package ptrace
+
+import (
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// Options set on every tracee.
+const Options = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACECLONE |
+	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK |
+	unix.PTRACE_O_TRACEEXEC | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_EXITKILL
+
+// Resume modes.
+const (
+	Cont    = unix.PTRACE_CONT
+	Syscall = unix.PTRACE_SYSCALL
+	Sysemu  = unix.PTRACE_SYSEMU
+	Step    = unix.PTRACE_SINGLESTEP
+)
+
+// StopKind classifies a wait result.
+type StopKind int
+
+const (
+	StopSyscallEntry StopKind = iota + 1
+	StopSyscallExit
+	StopSignal // signal-delivery-stop (or group-stop)
+	StopEvent  // PTRACE_EVENT_* stop
+	StopExited // the task is gone (exited or killed)
+)
+
+func (k StopKind) String() string {
+	switch k {
+	case StopSyscallEntry:
+		return "syscall-entry"
+	case StopSyscallExit:
+		return "syscall-exit"
+	case StopSignal:
+		return "signal"
+	case StopEvent:
+		return "event"
+	case StopExited:
+		return "exited"
+	}
+	return fmt.Sprintf("stop(%d)", int(k))
+}
+
+// Stop is one decoded wait result.
+type Stop struct {
+	Tid    int
+	Kind   StopKind
+	Signal int // StopSignal: the signal; StopExited: terminating signal or 0
+	Event  int // StopEvent: PTRACE_EVENT_*
+	Status unix.WaitStatus
+}
+
+func (s Stop) String() string {
+	switch s.Kind {
+	case StopSignal:
+		return fmt.Sprintf("tid %d signal %d", s.Tid, s.Signal)
+	case StopEvent:
+		return fmt.Sprintf("tid %d event %d", s.Tid, s.Event)
+	case StopExited:
+		return fmt.Sprintf("tid %d exited (status 0x%x)", s.Tid, uint32(s.Status))
+	}
+	return fmt.Sprintf("tid %d %s", s.Tid, s.Kind)
+}
+
+// Wait waits for a stop of pid (-1: any tracee). With nohang it returns
+// ok=false when nothing is ready.
+func Wait(pid int, nohang bool) (st Stop, ok bool, err error) {
+	var ws unix.WaitStatus
+	flags := unix.WALL
+	if nohang {
+		flags |= unix.WNOHANG
+	}
+	for {
+		tid, err := unix.Wait4(pid, &ws, flags, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return Stop{}, false, fmt.Errorf("wait4(%d): %w", pid, err)
+		}
+		if tid == 0 {
+			return Stop{}, false, nil
+		}
+		st, err := decode(tid, ws)
+		return st, true, err
+	}
+}
+
+func decode(tid int, ws unix.WaitStatus) (Stop, error) {
+	st := Stop{Tid: tid, Status: ws}
+	switch {
+	case ws.Exited():
+		st.Kind = StopExited
+	case ws.Signaled():
+		st.Kind = StopExited
+		st.Signal = int(ws.Signal())
+	case ws.Stopped():
+		sig := int(ws.StopSignal())
+		switch {
+		case sig == int(unix.SIGTRAP)|0x80:
+			info, err := GetSyscallInfo(tid)
+			if err != nil {
+				return st, err
+			}
+			if info.Op == unix.PTRACE_SYSCALL_INFO_EXIT {
+				st.Kind = StopSyscallExit
+			} else {
+				st.Kind = StopSyscallEntry
+			}
+		case ws.TrapCause() > 0 && sig == int(unix.SIGTRAP):
+			st.Kind = StopEvent
+			st.Event = ws.TrapCause()
+		default:
+			st.Kind = StopSignal
+			st.Signal = sig
+		}
+	default:
+		return st, fmt.Errorf("tid %d: unexpected wait status 0x%x", tid, uint32(ws))
+	}
+	return st, nil
+}
+
+// Resume restarts a stopped task with the given mode and signal.
+func Resume(tid, mode, sig int) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(mode), uintptr(tid), 0, uintptr(sig), 0, 0)
+	if e != 0 {
+		return fmt.Errorf("ptrace resume(%d) tid %d: %w", mode, tid, e)
+	}
+	return nil
+}
+
+// SetOptions sets the standard options on a tracee.
+func SetOptions(tid int) error {
+	if err := unix.PtraceSetOptions(tid, Options); err != nil {
+		return fmt.Errorf("PTRACE_SETOPTIONS tid %d: %w", tid, err)
+	}
+	return nil
+}
+
+// GetRegs reads the general registers.
+func GetRegs(tid int) (trace.Regs, error) {
+	var r trace.Regs
+	if err := unix.PtraceGetRegs(tid, (*unix.PtraceRegs)(unsafe.Pointer(&r))); err != nil {
+		return r, fmt.Errorf("PTRACE_GETREGS tid %d: %w", tid, err)
+	}
+	return r, nil
+}
+
+// SetRegs writes the general registers.
+func SetRegs(tid int, r *trace.Regs) error {
+	if err := unix.PtraceSetRegs(tid, (*unix.PtraceRegs)(unsafe.Pointer(r))); err != nil {
+		return fmt.Errorf("PTRACE_SETREGS tid %d: %w", tid, err)
+	}
+	return nil
+}
+
+// EventMsg returns PTRACE_GETEVENTMSG.
+func EventMsg(tid int) (uint64, error) {
+	m, err := unix.PtraceGetEventMsg(tid)
+	if err != nil {
+		return 0, fmt.Errorf("PTRACE_GETEVENTMSG tid %d: %w", tid, err)
+	}
+	return uint64(m), nil
+}
+
+// SigInfo is the raw 128-byte siginfo.
+type SigInfo [128]byte
+
+// Signo, Code and the sender fields of a siginfo.
+func (s *SigInfo) Signo() int { return int(int32(le32(s[0:]))) }
+func (s *SigInfo) Code() int  { return int(int32(le32(s[8:]))) }
+
+func le32(b []byte) uint32 {
+	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
+}
+
+// GetSigInfo reads the siginfo of a signal-delivery-stop.
+func GetSigInfo(tid int) (SigInfo, error) {
+	var si SigInfo
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETSIGINFO, uintptr(tid), 0, uintptr(unsafe.Pointer(&si)), 0, 0)
+	if e != 0 {
+		return si, fmt.Errorf("PTRACE_GETSIGINFO tid %d: %w", tid, e)
+	}
+	return si, nil
+}
+
+// SetSigInfo replaces the siginfo of a signal-delivery-stop.
+func SetSigInfo(tid int, si *SigInfo) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETSIGINFO, uintptr(tid), 0, uintptr(unsafe.Pointer(si)), 0, 0)
+	if e != 0 {
+		return fmt.Errorf("PTRACE_SETSIGINFO tid %d: %w", tid, e)
+	}
+	return nil
+}
+
+// SyscallInfo is the header of struct ptrace_syscall_info.
+type SyscallInfo struct {
+	Op   uint8
+	Nr   uint64    // entry: syscall number
+	Args [6]uint64 // entry
+	Rval int64     // exit
+}
+
+// GetSyscallInfo reads PTRACE_GET_SYSCALL_INFO.
+func GetSyscallInfo(tid int) (SyscallInfo, error) {
+	var buf [88]byte
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GET_SYSCALL_INFO, uintptr(tid), uintptr(len(buf)), uintptr(unsafe.Pointer(&buf[0])), 0, 0)
+	if e != 0 {
+		return SyscallInfo{}, fmt.Errorf("PTRACE_GET_SYSCALL_INFO tid %d: %w", tid, e)
+	}
+	info := SyscallInfo{Op: buf[0]}
+	// struct: op u8, pad[3], arch u32, instruction_pointer u64, stack_pointer u64, then union at 24.
+	switch info.Op {
+	case unix.PTRACE_SYSCALL_INFO_ENTRY, unix.PTRACE_SYSCALL_INFO_SECCOMP:
+		info.Nr = *(*uint64)(unsafe.Pointer(&buf[24]))
+		for i := range info.Args {
+			info.Args[i] = *(*uint64)(unsafe.Pointer(&buf[32+8*i]))
+		}
+	case unix.PTRACE_SYSCALL_INFO_EXIT:
+		info.Rval = *(*int64)(unsafe.Pointer(&buf[24]))
+	}
+	return info, nil
+}
+
+// GetXState reads the XSAVE area (NT_X86_XSTATE).
+func GetXState(tid int, size int) ([]byte, error) {
+	buf := make([]byte, size)
+	iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETREGSET, uintptr(tid), 0x202, uintptr(unsafe.Pointer(&iov)), 0, 0)
+	if e != 0 {
+		return nil, fmt.Errorf("PTRACE_GETREGSET(XSTATE) tid %d: %w", tid, e)
+	}
+	return buf[:iov.Len], nil
+}
+
+// SetXState writes the XSAVE area.
+func SetXState(tid int, buf []byte) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETREGSET, uintptr(tid), 0x202, uintptr(unsafe.Pointer(&iov)), 0, 0)
+	if e != 0 {
+		return fmt.Errorf("PTRACE_SETREGSET(XSTATE) tid %d: %w", tid, e)
+	}
+	return nil
+}
+
+// Register accessors on trace.Regs, in user_regs_struct order.
+const (
+	R15 = iota
+	R14
+	R13
+	R12
+	RBP
+	RBX
+	R11
+	R10
+	R9
+	R8
+	RAX
+	RCX
+	RDX
+	RSI
+	RDI
+	ORIGRAX
+	RIP
+	CS
+	EFLAGS
+	RSP
+	SS
+	FSBASE
+	GSBASE
+	DS
+	ES
+	FS
+	GS
+)
+
+// RegNames names the registers in user_regs_struct order.
+var RegNames = [27]string{"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
+	"rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss",
+	"fs_base", "gs_base", "ds", "es", "fs", "gs"}
+
+// SyscallArgs returns the six syscall argument registers.
+func SyscallArgs(r *trace.Regs) [6]uint64 {
+	return [6]uint64{r[RDI], r[RSI], r[RDX], r[R10], r[R8], r[R9]}
+}
+
+// SetSyscallArgs stores six syscall arguments.
+func SetSyscallArgs(r *trace.Regs, a [6]uint64) {
+	r[RDI], r[RSI], r[RDX], r[R10], r[R8], r[R9] = a[0], a[1], a[2], a[3], a[4], a[5]
+}

@@ -1,0 +1,484 @@
+// Package record runs a program under ptrace and writes everything it
+// could not recompute into a trace: system-call results and the memory
+// they wrote, signals, trapped instructions, address-space snapshots at
+// exec and the order in which threads ran. Exactly one tracee thread runs
+// user code at any time; threads blocked in the kernel do not hold up
+// the others.
+package record
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/patch"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// Options configure one recording.
+type Options struct {
+	Argv    []string // program and arguments; Argv[0] resolved through PATH
+	Env     []string // the tracee's environment
+	Writer  *trace.Writer
+	BindCPU int // CPU to bind tracer and tracees to; -1 leaves them unbound
+	Stdin   *os.File
+	Stdout  *os.File
+	Stderr  *os.File
+	Log     io.Writer // verbose log, may be nil
+	// MaxSlice bounds how long one thread may run user code without a
+	// system call while another thread is ready (0: 30 s). Exceeding it
+	// fails the recording: preemption at arbitrary instructions is not
+	// implemented yet.
+	MaxSlice time.Duration
+}
+
+// Result summarises a finished recording.
+type Result struct {
+	Status unix.WaitStatus // wait status of the initial process
+	Events uint64
+	// CPUIDFaulting tells whether cpuid was trapped (Intel only).
+	CPUIDFaulting bool
+}
+
+type tstate int
+
+const (
+	stReady   tstate = iota // stopped and handled; may run user code
+	stRunning               // running user code (at most one task)
+	stKernel                // inside a system call or exiting
+)
+
+type stopAt int
+
+const (
+	atSignal stopAt = iota // resume runs user code; pendingSig is delivered
+	atExit                 // syscall-exit stop
+)
+
+type task struct {
+	tid        int
+	state      tstate
+	at         stopAt
+	pendingSig int
+	mem        *tracee.Mem
+	sc         uint64 // address of a syscall instruction (patched vDSO)
+	sysno      int
+	sc0        *linux.Syscall
+	entry      trace.Regs
+	lastRegs   trace.Regs // registers at the task's last event
+	nullify    bool
+	nullRet    int64
+	deferred   []ptrace.SigInfo // async signals re-raised at the next syscall
+	reraised   map[int]ptrace.SigInfo
+	execed     bool
+	exFormer   int
+	dying      bool
+	runStart   time.Time
+}
+
+type recorder struct {
+	opts          Options
+	w             *trace.Writer
+	tasks         map[int]*task
+	order         []*task
+	early         map[int]ptrace.Stop // stops of tasks not yet announced
+	running       *task
+	fast          *task
+	last          *task
+	streak        int
+	initial       int
+	status        unix.WaitStatus
+	gotStatus     bool
+	stdio         [3]unix.Stat_t
+	xsaveSize     int
+	cpuidFaulting bool
+	sites         map[string][]patch.Site // by captured file
+}
+
+// Record runs opts.Argv to completion under recording.
+func Record(opts Options) (*Result, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if opts.MaxSlice == 0 {
+		opts.MaxSlice = 30 * time.Second
+	}
+	r := &recorder{opts: opts, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}}
+	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
+		if f != nil {
+			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
+		}
+	}
+	if opts.BindCPU >= 0 {
+		var set unix.CPUSet
+		set.Set(opts.BindCPU)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			return nil, fmt.Errorf("bind to CPU %d: %w", opts.BindCPU, err)
+		}
+	}
+	path, err := exec.LookPath(opts.Argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("cannot run %s: %w", opts.Argv[0], err)
+	}
+	// Terminal signals go to the tracee (it shares our process group);
+	// gorr itself outlives them so the trace is finished properly.
+	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTOU, syscall.SIGTTIN)
+	defer signal.Reset(syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTOU, syscall.SIGTTIN)
+	cmd := exec.Cmd{Path: path, Args: opts.Argv, Env: opts.Env, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr,
+		SysProcAttr: &syscall.SysProcAttr{Ptrace: true}}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %s: %w", opts.Argv[0], err)
+	}
+	pid := cmd.Process.Pid
+	r.initial = pid
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM, syscall.SIGHUP)
+	done := make(chan struct{})
+	defer close(done)
+	defer signal.Stop(term)
+	go func() {
+		select {
+		case s := <-term:
+			_ = unix.Kill(pid, s.(syscall.Signal))
+		case <-done:
+		}
+	}()
+	st, _, err := ptrace.Wait(pid, false)
+	if err != nil {
+		return nil, err
+	}
+	if st.Kind != ptrace.StopSignal || st.Signal != int(unix.SIGTRAP) {
+		return nil, fmt.Errorf("%s did not stop after exec (%v)", opts.Argv[0], st)
+	}
+	if err := ptrace.SetOptions(pid); err != nil {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		return nil, err
+	}
+	t := &task{tid: pid, at: atSignal}
+	r.add(t)
+	if err := r.onExecDone(t, pid); err != nil {
+		r.killAll()
+		return nil, err
+	}
+	if err := r.loop(); err != nil {
+		r.killAll()
+		_ = r.w.Flush()
+		return nil, err
+	}
+	if err := r.w.Flush(); err != nil {
+		return nil, err
+	}
+	return &Result{Status: r.status, Events: r.w.EventCount(), CPUIDFaulting: r.cpuidFaulting}, nil
+}
+
+func (r *recorder) logf(format string, args ...any) {
+	if r.opts.Log != nil {
+		fmt.Fprintf(r.opts.Log, "gorr: "+format+"\n", args...)
+	}
+}
+
+func (r *recorder) add(t *task) {
+	if t.mem == nil {
+		t.mem, _ = tracee.OpenMem(t.tid)
+	}
+	t.reraised = map[int]ptrace.SigInfo{}
+	r.tasks[t.tid] = t
+	r.order = append(r.order, t)
+}
+
+func (r *recorder) remove(t *task) {
+	delete(r.tasks, t.tid)
+	for i, o := range r.order {
+		if o == t {
+			r.order = append(r.order[:i], r.order[i+1:]...)
+			break
+		}
+	}
+	if r.running == t {
+		r.running = nil
+	}
+	if r.fast == t {
+		r.fast = nil
+	}
+	if r.last == t {
+		r.last = nil
+	}
+	_ = t.mem.Close()
+}
+
+func (r *recorder) killAll() {
+	for _, t := range r.tasks {
+		_ = unix.Kill(t.tid, unix.SIGKILL)
+	}
+	for len(r.tasks) > 0 {
+		st, ok, err := ptrace.Wait(-1, false)
+		if err != nil || !ok {
+			return
+		}
+		if st.Kind == ptrace.StopExited {
+			if t := r.tasks[st.Tid]; t != nil {
+				r.remove(t)
+			}
+		} else {
+			_ = ptrace.Resume(st.Tid, ptrace.Cont, 0)
+		}
+	}
+}
+
+func (r *recorder) emit(ev *trace.Event) error {
+	if err := r.w.Write(ev); err != nil {
+		return fmt.Errorf("write trace: %w", err)
+	}
+	return nil
+}
+
+// loop drives the tracees until all have exited.
+func (r *recorder) loop() error {
+	for len(r.tasks) > 0 {
+		if r.running == nil && r.fast == nil {
+			if t := r.pick(); t != nil {
+				if err := r.resumeUser(t); err != nil {
+					return err
+				}
+			}
+		}
+		var st ptrace.Stop
+		var err error
+		if r.fast != nil {
+			st, _, err = ptrace.Wait(r.fast.tid, false)
+		} else {
+			st, _, err = ptrace.Wait(-1, false)
+		}
+		if err != nil {
+			if errors.Is(err, unix.ECHILD) {
+				return fmt.Errorf("tracees vanished: %w", err)
+			}
+			return err
+		}
+		if err := r.handle(st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pick chooses the next ready task: the last one again for a while, then
+// round robin.
+func (r *recorder) pick() *task {
+	if r.last != nil && r.last.state == stReady && r.streak < 50 {
+		r.streak++
+		return r.last
+	}
+	start := 0
+	for i, t := range r.order {
+		if t == r.last {
+			start = i + 1
+		}
+	}
+	for k := 0; k < len(r.order); k++ {
+		t := r.order[(start+k)%len(r.order)]
+		if t.state == stReady {
+			if t != r.last {
+				r.streak = 0
+			}
+			r.last = t
+			return t
+		}
+	}
+	return nil
+}
+
+func (r *recorder) resumeUser(t *task) error {
+	sig := t.pendingSig
+	t.pendingSig = 0
+	t.state = stRunning
+	r.running = t
+	t.runStart = time.Now()
+	if err := ptrace.Resume(t.tid, ptrace.Syscall, sig); err != nil {
+		return r.lost(t, err)
+	}
+	return nil
+}
+
+// lost handles a task that disappeared under us (killed by SIGKILL from
+// outside, or by its group's exit); its exit is reported by wait later.
+func (r *recorder) lost(t *task, err error) error {
+	if errors.Is(err, unix.ESRCH) {
+		t.state = stKernel
+		t.dying = true
+		if r.running == t {
+			r.running = nil
+		}
+		if r.fast == t {
+			r.fast = nil
+		}
+		return nil
+	}
+	return err
+}
+
+func (r *recorder) handle(st ptrace.Stop) error {
+	if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXEC {
+		return r.onExecEvent(st)
+	}
+	t := r.tasks[st.Tid]
+	if t == nil {
+		if st.Kind != ptrace.StopExited {
+			r.early[st.Tid] = st
+		}
+		return nil
+	}
+	if r.running == t {
+		r.running = nil
+	}
+	if r.fast == t {
+		r.fast = nil
+	}
+	switch st.Kind {
+	case ptrace.StopSyscallEntry:
+		return r.onEntry(t)
+	case ptrace.StopSyscallExit:
+		return r.onExit(t)
+	case ptrace.StopSignal:
+		return r.onSignal(t, st.Signal)
+	case ptrace.StopEvent:
+		return r.onEvent(t, st.Event)
+	case ptrace.StopExited:
+		return r.onExited(t, st)
+	}
+	return nil
+}
+
+func (r *recorder) onExited(t *task, st ptrace.Stop) error {
+	if err := r.emit(&trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(st.Status)}); err != nil {
+		return err
+	}
+	if t.tid == r.initial {
+		r.status = st.Status
+		r.gotStatus = true
+	}
+	r.remove(t)
+	return nil
+}
+
+func (r *recorder) onEvent(t *task, event int) error {
+	switch event {
+	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
+		return r.onNewTask(t, event)
+	case unix.PTRACE_EVENT_EXIT:
+		t.dying = true
+		t.state = stKernel
+		return r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0))
+	default:
+		t.state = stKernel
+		r.fast = t
+		return r.lost(t, ptrace.Resume(t.tid, ptrace.Syscall, 0))
+	}
+}
+
+// cloneFlags returns the flags of the clone-family call t is in and the
+// child_tid pointer, if any.
+func (r *recorder) cloneFlags(t *task) (flags, ctid uint64) {
+	a := ptrace.SyscallArgs(&t.entry)
+	switch t.sysno {
+	case unix.SYS_CLONE:
+		return a[0], a[3]
+	case unix.SYS_CLONE3:
+		f, _ := t.mem.ReadU64(a[0])
+		c, _ := t.mem.ReadU64(a[0] + 16)
+		return f, c
+	case unix.SYS_VFORK:
+		return unix.CLONE_VM | unix.CLONE_VFORK | uint64(unix.SIGCHLD), 0
+	}
+	return uint64(unix.SIGCHLD), 0
+}
+
+func (r *recorder) onNewTask(parent *task, event int) error {
+	msg, err := ptrace.EventMsg(parent.tid)
+	if err != nil {
+		return err
+	}
+	ctid := int(msg)
+	if _, ok := r.early[ctid]; ok {
+		delete(r.early, ctid)
+	} else {
+		st, _, err := ptrace.Wait(ctid, false)
+		if err != nil {
+			return fmt.Errorf("new task %d: %w", ctid, err)
+		}
+		if st.Kind == ptrace.StopExited {
+			return fmt.Errorf("new task %d died before its first stop", ctid)
+		}
+	}
+	flags, ctidPtr := r.cloneFlags(parent)
+	child := &task{tid: ctid, at: atSignal, sc: parent.sc}
+	r.add(child)
+	ev := &trace.Event{Kind: trace.KindNewTask, Tid: int32(parent.tid), NewTid: int32(ctid), Flags: flags, Sysno: int32(parent.sysno)}
+	if flags&unix.CLONE_CHILD_SETTID != 0 && ctidPtr != 0 {
+		buf := make([]byte, 4)
+		if child.mem.ReadMem(ctidPtr, buf) == nil {
+			ev.Mem = []trace.MemWrite{{Addr: ctidPtr, Data: buf}}
+		}
+	}
+	regs, err := ptrace.GetRegs(ctid)
+	if err != nil {
+		return err
+	}
+	child.lastRegs = regs
+	ev.Regs = &regs
+	if err := r.emit(ev); err != nil {
+		return err
+	}
+	parent.state = stKernel
+	if event != unix.PTRACE_EVENT_VFORK {
+		r.fast = parent
+	}
+	return r.lost(parent, ptrace.Resume(parent.tid, ptrace.Syscall, 0))
+}
+
+func (r *recorder) onExecEvent(st ptrace.Stop) error {
+	former, err := ptrace.EventMsg(st.Tid)
+	if err != nil {
+		return err
+	}
+	t := r.tasks[int(former)]
+	if t == nil {
+		return fmt.Errorf("exec event from unknown task %d", former)
+	}
+	if int(former) != st.Tid {
+		// A non-leader thread exec'd: it takes over the leader's tid and
+		// the old leader vanishes without an exit report.
+		if old := r.tasks[st.Tid]; old != nil {
+			r.remove(old)
+		}
+		r.remove(t)
+		t.tid = st.Tid
+		t.mem = nil
+		r.add(t)
+	}
+	_ = t.mem.Close()
+	t.mem, err = tracee.OpenMem(t.tid)
+	if err != nil {
+		return err
+	}
+	t.execed = true
+	t.exFormer = int(former)
+	t.state = stKernel
+	r.fast = t
+	return r.lost(t, ptrace.Resume(t.tid, ptrace.Syscall, 0))
+}
+
+// describe gives a short description of the task's current syscall.
+func describe(t *task) string {
+	return fmt.Sprintf("tid %d: %s", t.tid, linux.Name(t.sysno))
+}

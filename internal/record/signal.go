@@ -1,0 +1,202 @@
+package record
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/cpu"
+	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/patch"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// synchronous reports whether a signal was raised by the instruction at
+// the thread's current position (so replay meets it again by itself).
+func synchronous(si *ptrace.SigInfo) bool {
+	switch unix.Signal(si.Signo()) {
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP, unix.SIGSYS:
+		return si.Code() > 0 && si.Code() != 0x80 || si.Code() == 0x80 && si.Signo() != int(unix.SIGTRAP)
+	}
+	return false
+}
+
+func (r *recorder) onSignal(t *task, sig int) error {
+	t.state = stReady
+	t.at = atSignal
+	si, err := ptrace.GetSigInfo(t.tid)
+	if err != nil {
+		// A group-stop: gorr does not stop tracees for job control.
+		t.pendingSig = 0
+		return nil
+	}
+	regs, err := ptrace.GetRegs(t.tid)
+	if err != nil {
+		return r.lost(t, err)
+	}
+	if saved, ok := t.reraised[sig]; ok {
+		delete(t.reraised, sig)
+		si = saved
+		if err := ptrace.SetSigInfo(t.tid, &si); err != nil {
+			return err
+		}
+	}
+	if si.Code() == 0x80 && (sig == int(unix.SIGSEGV) || sig == int(unix.SIGTRAP)) {
+		if done, err := r.emulateInstruction(t, sig, &regs); done || err != nil {
+			return err
+		}
+	}
+	if !synchronous(&si) && regs != t.lastRegs {
+		// An asynchronous signal interrupted user code at an arbitrary
+		// instruction. Hold it until the thread's next system call.
+		t.deferred = append(t.deferred, si)
+		t.pendingSig = 0
+		return nil
+	}
+	return r.deliver(t, sig, &si, &regs)
+}
+
+// emulateInstruction handles rdtsc, rdtscp and cpuid trapped by
+// PR_SET_TSC and cpuid faulting.
+func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool, error) {
+	code := make([]byte, 3)
+	at := regs[ptrace.RIP]
+	if sig == int(unix.SIGTRAP) {
+		// An int3 the recorder planted over the instruction's first byte.
+		at--
+		if t.mem.ReadMem(at, code) != nil {
+			return false, nil
+		}
+		switch patch.Identify(code) {
+		case patch.Rdtsc:
+			code = []byte{0x0f, 0x31, 0}
+		case patch.Rdtscp:
+			code = []byte{0x0f, 0x01, 0xf9}
+		case patch.Cpuid:
+			code = []byte{0x0f, 0xa2, 0}
+		default:
+			return false, nil
+		}
+	} else if t.mem.ReadMem(at, code) != nil {
+		return false, nil
+	}
+	after := *regs
+	after[ptrace.RIP] = at
+	switch {
+	case code[0] == 0x0f && code[1] == 0x31: // rdtsc
+		a, d := cpu.Rdtsc()
+		after[ptrace.RAX], after[ptrace.RDX] = uint64(a), uint64(d)
+		after[ptrace.RIP] += 2
+	case code[0] == 0x0f && code[1] == 0x01 && code[2] == 0xf9: // rdtscp
+		a, d, c := cpu.Rdtscp()
+		after[ptrace.RAX], after[ptrace.RDX], after[ptrace.RCX] = uint64(a), uint64(d), uint64(c)
+		after[ptrace.RIP] += 3
+	case code[0] == 0x0f && code[1] == 0xa2: // cpuid
+		a, b, c, d := cpu.Masked(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]))
+		after[ptrace.RAX], after[ptrace.RBX], after[ptrace.RCX], after[ptrace.RDX] = uint64(a), uint64(b), uint64(c), uint64(d)
+		after[ptrace.RIP] += 2
+	default:
+		return false, nil
+	}
+	if err := ptrace.SetRegs(t.tid, &after); err != nil {
+		return true, r.lost(t, err)
+	}
+	before := *regs
+	t.pendingSig = 0
+	t.lastRegs = after
+	return true, r.emit(&trace.Event{Kind: trace.KindInstruction, Tid: int32(t.tid), Signo: int32(sig), Regs: &before, Regs2: &after})
+}
+
+// disposition reads whether sig is caught or ignored by tid.
+func disposition(tid, sig int) (caught, ignored bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return false, false
+	}
+	bit := uint64(1) << (sig - 1)
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		s := string(line)
+		if v, ok := strings.CutPrefix(s, "SigCgt:\t"); ok {
+			m, _ := strconv.ParseUint(v, 16, 64)
+			caught = m&bit != 0
+		}
+		if v, ok := strings.CutPrefix(s, "SigIgn:\t"); ok {
+			m, _ := strconv.ParseUint(v, 16, 64)
+			ignored = m&bit != 0
+		}
+	}
+	return
+}
+
+func (r *recorder) deliver(t *task, sig int, si *ptrace.SigInfo, regs *trace.Regs) error {
+	before := *regs
+	ev := &trace.Event{Kind: trace.KindSignal, Tid: int32(t.tid), Signo: int32(sig), Regs: &before, SigInfo: append([]byte(nil), si[:]...)}
+	caught, ignored := disposition(t.tid, sig)
+	act := linux.DefaultAction(sig)
+	switch {
+	case caught:
+		if err := r.enterHandler(t, sig, ev); err != nil {
+			return err
+		}
+	case ignored || act == linux.Ignore || act == linux.Stop || act == linux.Continue:
+		ev.Flags |= SigIgnored
+		t.pendingSig = 0
+	default:
+		ev.Flags |= SigFatal
+		t.pendingSig = sig
+	}
+	return r.emit(ev)
+}
+
+// enterHandler single-steps the signal delivery so the thread stops on
+// the first instruction of its handler, and records the frame.
+func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
+	oldSP := ev.Regs[ptrace.RSP]
+	if err := ptrace.Resume(t.tid, ptrace.Step, sig); err != nil {
+		return r.lost(t, err)
+	}
+	st, _, err := ptrace.Wait(t.tid, false)
+	if err != nil {
+		return err
+	}
+	if st.Kind == ptrace.StopExited {
+		t.pendingSig = 0
+		return r.onExited(t, st)
+	}
+	if st.Kind != ptrace.StopSignal || st.Signal != int(unix.SIGTRAP) {
+		return fmt.Errorf("tid %d: entering handler of signal %d gave %v", t.tid, sig, st)
+	}
+	regs, err := ptrace.GetRegs(t.tid)
+	if err != nil {
+		return r.lost(t, err)
+	}
+	ev.Regs2 = &regs
+	ev.Flags |= SigHandled
+	if xs, err := ptrace.GetXState(t.tid, r.xsaveSize); err == nil {
+		ev.XState = xs
+	}
+	sp := regs[ptrace.RSP]
+	end := sp + 440 + 4096
+	if oldSP > sp && oldSP-sp < 64*1024 {
+		end = oldSP
+	} else if fp, err := t.mem.ReadU64(sp + 232); err == nil && fp > sp && fp-sp < 64*1024 {
+		var ext [4]byte
+		if t.mem.ReadMem(fp+464+4, ext[:]) == nil {
+			size := uint64(ext[0]) | uint64(ext[1])<<8 | uint64(ext[2])<<16 | uint64(ext[3])<<24
+			if size > 0 && size < 64*1024 {
+				end = fp + size
+			}
+		}
+	}
+	frame := make([]byte, end-sp)
+	n := t.mem.ReadPartial(sp, frame)
+	ev.Mem = []trace.MemWrite{{Addr: sp, Data: frame[:n]}}
+	t.pendingSig = 0
+	t.lastRegs = regs
+	return nil
+}

@@ -1,0 +1,300 @@
+// Package replay re-executes a recorded trace: it runs the recorded
+// program's own instructions, emulates its system calls from the trace
+// (executing for real only those that shape the address space or the
+// task tree), reproduces signals and trapped instructions, and checks the
+// registers at every event, reporting a divergence when they disagree.
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// Options configure one replay.
+type Options struct {
+	Reader  *trace.Reader
+	Stdout  io.Writer // receives the tracee's recorded stdout writes; nil drops them
+	Stderr  io.Writer
+	BindCPU int // -1: unbound
+	Log     io.Writer
+	// Tamper, if set, may modify each event before it is replayed (tests
+	// use it to provoke a divergence).
+	Tamper func(n uint64, ev *trace.Event)
+}
+
+// Result summarises a replay.
+type Result struct {
+	Status unix.WaitStatus // recorded wait status of the initial process
+	Events uint64
+	// Incomplete is set when the trace ended early (the recorder died).
+	Incomplete error
+}
+
+// DivergenceError reports that replay did not follow the recording.
+type DivergenceError struct {
+	Event uint64
+	Tid   int32
+	What  string
+	Diffs []string
+}
+
+func (e *DivergenceError) Error() string {
+	s := fmt.Sprintf("replay diverged at event %d (tid %d, %s)", e.Event, e.Tid, e.What)
+	for _, d := range e.Diffs {
+		s += "\n  " + d
+	}
+	return s
+}
+
+type rtask struct {
+	rec       int32
+	real      int
+	mem       *tracee.Mem
+	proc      *rproc
+	atEntry   bool // held at a syscall-entry stop
+	executing bool // that syscall runs for real
+	entry     trace.Regs
+	restart   bool // apply the kernel's syscall-restart adjustment on resume
+	exitCall  bool
+	execStub  bool
+	rewritten bool
+	fileMap   *trace.Mapping
+}
+
+type rproc struct {
+	brk uint64
+}
+
+type replayer struct {
+	opts    Options
+	q       queue
+	tasks   map[int32]*rtask
+	n       uint64
+	initial int32
+	stub    string
+	status  unix.WaitStatus
+	early   map[int]ptrace.Stop
+}
+
+// Replay runs the whole trace without a debugger.
+func Replay(opts Options) (*Result, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if opts.BindCPU >= 0 {
+		var set unix.CPUSet
+		set.Set(opts.BindCPU)
+		_ = unix.SchedSetaffinity(0, &set)
+	}
+	tmp, err := os.MkdirTemp("", "gorr-replay-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	rp := &replayer{opts: opts, q: queue{r: opts.Reader}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}}
+	if rp.stub, err = tracee.WriteStub(tmp); err != nil {
+		return nil, err
+	}
+	res, err := rp.run()
+	rp.killAll()
+	return res, err
+}
+
+func (rp *replayer) run() (*Result, error) {
+	res := &Result{}
+	for {
+		ev, err := rp.q.next()
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if errors.Is(err, trace.ErrIncomplete) {
+				res.Incomplete = err
+				break
+			}
+			return nil, err
+		}
+		rp.n++
+		if rp.opts.Tamper != nil {
+			rp.opts.Tamper(rp.n, ev)
+		}
+		if err := rp.step(ev); err != nil {
+			return nil, err
+		}
+	}
+	res.Events = rp.n
+	res.Status = rp.status
+	return res, nil
+}
+
+func (rp *replayer) killAll() {
+	for _, t := range rp.tasks {
+		_ = unix.Kill(t.real, unix.SIGKILL)
+	}
+	for _, t := range rp.tasks {
+		for {
+			st, _, err := ptrace.Wait(t.real, false)
+			if err != nil || st.Kind == ptrace.StopExited {
+				break
+			}
+			_ = ptrace.Resume(t.real, ptrace.Cont, 0)
+		}
+		_ = t.mem.Close()
+	}
+	rp.tasks = map[int32]*rtask{}
+}
+
+func (rp *replayer) diverge(ev *trace.Event, what string, diffs ...string) error {
+	return &DivergenceError{Event: rp.n, Tid: ev.Tid, What: what, Diffs: diffs}
+}
+
+func (rp *replayer) task(ev *trace.Event) (*rtask, error) {
+	t := rp.tasks[ev.Tid]
+	if t == nil {
+		return nil, rp.diverge(ev, "event for a task that does not exist in replay")
+	}
+	return t, nil
+}
+
+func (rp *replayer) step(ev *trace.Event) error {
+	switch ev.Kind {
+	case trace.KindExec:
+		return rp.exec(ev)
+	case trace.KindSyscallEntry:
+		return rp.syscallEntry(ev)
+	case trace.KindSyscallExit:
+		return rp.syscallExit(ev)
+	case trace.KindNewTask:
+		return rp.newTask(ev)
+	case trace.KindSignal:
+		return rp.signal(ev)
+	case trace.KindInstruction:
+		return rp.instruction(ev)
+	case trace.KindExit:
+		return rp.exit(ev)
+	}
+	return rp.diverge(ev, fmt.Sprintf("unknown event kind %d", ev.Kind))
+}
+
+// compareRegs lists the registers that differ.
+func compareRegs(want, got *trace.Regs) []string {
+	var d []string
+	for i := range want {
+		w, g := want[i], got[i]
+		if i == ptrace.EFLAGS {
+			w &^= 0x10100 // RF, TF
+			g &^= 0x10100
+		}
+		if w != g {
+			d = append(d, fmt.Sprintf("%s: recorded 0x%x, replay 0x%x", ptrace.RegNames[i], w, g))
+		}
+	}
+	return d
+}
+
+// resume restarts a held task, applying a pending syscall restart.
+func (rp *replayer) resume(t *rtask, mode int) error {
+	if t.restart {
+		t.restart = false
+		r, err := ptrace.GetRegs(t.real)
+		if err != nil {
+			return err
+		}
+		switch int64(r[ptrace.RAX]) {
+		case -516: // ERESTART_RESTARTBLOCK
+			r[ptrace.RAX] = unix.SYS_RESTART_SYSCALL
+		default:
+			r[ptrace.RAX] = r[ptrace.ORIGRAX]
+		}
+		r[ptrace.RIP] -= 2
+		if err := ptrace.SetRegs(t.real, &r); err != nil {
+			return err
+		}
+	}
+	t.atEntry = false
+	return ptrace.Resume(t.real, mode, 0)
+}
+
+// waitStop waits for the next stop of t, discarding asynchronous signals
+// that replay does not deliver for real (SIGCHLD from replayed children
+// and the like).
+func (rp *replayer) waitStop(t *rtask, mode int) (ptrace.Stop, error) {
+	for {
+		st, _, err := ptrace.Wait(t.real, false)
+		if err != nil {
+			return st, err
+		}
+		if st.Kind == ptrace.StopSignal {
+			si, err := ptrace.GetSigInfo(t.real)
+			if err != nil || !syncSignal(&si) {
+				if err := ptrace.Resume(t.real, mode, 0); err != nil {
+					return st, err
+				}
+				continue
+			}
+		}
+		return st, nil
+	}
+}
+
+func syncSignal(si *ptrace.SigInfo) bool {
+	switch unix.Signal(si.Signo()) {
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP, unix.SIGSYS:
+		return si.Code() > 0
+	}
+	return false
+}
+
+// runTo resumes t until it stops with a stop of the wanted kind.
+func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopKind, sig int) (ptrace.Stop, error) {
+	if err := rp.resume(t, mode); err != nil {
+		return ptrace.Stop{}, err
+	}
+	for {
+		st, err := rp.waitStop(t, mode)
+		if err != nil {
+			return st, err
+		}
+		switch {
+		case st.Kind == want && (want != ptrace.StopSignal || st.Signal == sig):
+			return st, nil
+		case st.Kind == ptrace.StopSyscallExit && want == ptrace.StopSyscallEntry:
+			// The exit of a call skipped by SYSEMU, reported because we
+			// resumed with PTRACE_SYSCALL.
+			if err := ptrace.Resume(t.real, mode, 0); err != nil {
+				return st, err
+			}
+		case st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT:
+			return st, rp.diverge(ev, "task exited unexpectedly")
+		default:
+			r, _ := ptrace.GetRegs(t.real)
+			return st, rp.diverge(ev, fmt.Sprintf("expected %v, got %v at rip 0x%x (%s)", want, st.Kind, r[ptrace.RIP], describeStop(st, &r)))
+		}
+	}
+}
+
+func describeStop(st ptrace.Stop, r *trace.Regs) string {
+	switch st.Kind {
+	case ptrace.StopSyscallEntry:
+		return "syscall " + linux.Name(int(int64(r[ptrace.ORIGRAX])))
+	case ptrace.StopSignal:
+		return "signal " + linux.SignalName(st.Signal)
+	}
+	return st.String()
+}
+
+var errNoExit = errors.New("no exit event")
+
+var _ = exec.Command
+var _ = syscall.SIGKILL

@@ -1,0 +1,317 @@
+package replay
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+const pageSize = 4096
+
+func pageUp(v uint64) uint64 { return (v + pageSize - 1) &^ (pageSize - 1) }
+
+// outcome finds the event that ends tid's current system call.
+func (rp *replayer) outcome(tid int32) (*trace.Event, error) {
+	return rp.q.find(tid, func(e *trace.Event) bool {
+		return e.Kind == trace.KindSyscallExit || e.Kind == trace.KindExec || e.Kind == trace.KindExit
+	})
+}
+
+// executes says whether the call described by entry and its outcome runs
+// for real in replay.
+func executes(nr int, a [6]uint64, out *trace.Event) bool {
+	if out == nil {
+		return nr == unix.SYS_EXIT || nr == unix.SYS_EXIT_GROUP
+	}
+	if out.Kind == trace.KindExec || out.Kind == trace.KindExit {
+		return true
+	}
+	if out.Result < 0 && out.Result > -4096 {
+		return false
+	}
+	switch nr {
+	case unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_PKEY_MPROTECT, unix.SYS_MREMAP, unix.SYS_BRK,
+		unix.SYS_CLONE, unix.SYS_CLONE3, unix.SYS_FORK, unix.SYS_VFORK, unix.SYS_SET_TID_ADDRESS, unix.SYS_RT_SIGRETURN:
+		return true
+	case unix.SYS_MADVISE:
+		switch a[2] {
+		case unix.MADV_DONTNEED, unix.MADV_REMOVE, unix.MADV_DONTFORK, unix.MADV_DOFORK, unix.MADV_WIPEONFORK, unix.MADV_KEEPONFORK:
+			return true
+		}
+	case unix.SYS_ARCH_PRCTL:
+		return a[0] == 0x1001 || a[0] == 0x1002 // ARCH_SET_GS, ARCH_SET_FS
+	}
+	return false
+}
+
+func (rp *replayer) syscallEntry(ev *trace.Event) error {
+	t, err := rp.task(ev)
+	if err != nil {
+		return err
+	}
+	if ev.Regs == nil {
+		return rp.diverge(ev, "syscall entry without registers")
+	}
+	nr := int(ev.Sysno)
+	a := ptrace.SyscallArgs(ev.Regs)
+	out, err := rp.outcome(ev.Tid)
+	if err != nil {
+		return err
+	}
+	exe := executes(nr, a, out)
+	mode := ptrace.Sysemu
+	if exe {
+		mode = ptrace.Syscall
+	}
+	if _, err := rp.runTo(ev, t, mode, ptrace.StopSyscallEntry, 0); err != nil {
+		return err
+	}
+	regs, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return err
+	}
+	if d := compareRegs(ev.Regs, &regs); len(d) > 0 {
+		return rp.diverge(ev, "entering "+linux.Name(nr), d...)
+	}
+	t.atEntry, t.executing, t.entry = true, exe, regs
+	t.rewritten, t.fileMap = false, nil
+	if exe {
+		return rp.prepare(ev, t, out)
+	}
+	return nil
+}
+
+// prepare rewrites a call that runs for real so that it reproduces the
+// recording: mappings land at their recorded addresses and are
+// anonymous (their content comes from the trace), brk becomes mmap or
+// munmap, execve runs the stub.
+func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
+	r := t.entry
+	a := ptrace.SyscallArgs(&r)
+	switch int(ev.Sysno) {
+	case unix.SYS_MMAP:
+		res := uint64(out.Result)
+		flags := a[3]&(unix.MAP_SHARED|unix.MAP_PRIVATE|unix.MAP_SHARED_VALIDATE|unix.MAP_GROWSDOWN|unix.MAP_NORESERVE|unix.MAP_STACK|unix.MAP_HUGETLB|unix.MAP_LOCKED|unix.MAP_POPULATE) | unix.MAP_FIXED | unix.MAP_ANONYMOUS
+		if flags&unix.MAP_SHARED_VALIDATE == unix.MAP_SHARED_VALIDATE {
+			flags = flags&^unix.MAP_SHARED_VALIDATE | unix.MAP_SHARED
+		}
+		prot := a[2]
+		if len(out.Maps) > 0 || len(out.Mem) > 0 {
+			if len(out.Maps) > 0 {
+				m := out.Maps[0]
+				t.fileMap = &m
+			}
+			prot |= unix.PROT_READ | unix.PROT_WRITE
+		}
+		ptrace.SetSyscallArgs(&r, [6]uint64{res, a[1], prot, flags, ^uint64(0), 0})
+		t.rewritten = true
+	case unix.SYS_MREMAP:
+		res := uint64(out.Result)
+		if res != a[0] {
+			ptrace.SetSyscallArgs(&r, [6]uint64{a[0], a[1], a[2], unix.MREMAP_MAYMOVE | unix.MREMAP_FIXED | a[3]&unix.MREMAP_DONTUNMAP, res, 0})
+		} else {
+			ptrace.SetSyscallArgs(&r, [6]uint64{a[0], a[1], a[2], 0, 0, 0})
+		}
+		t.rewritten = true
+	case unix.SYS_BRK:
+		res := uint64(out.Result)
+		old := t.proc.brk
+		if old == 0 {
+			old = res
+		}
+		t.proc.brk = res
+		switch {
+		case pageUp(res) > pageUp(old):
+			r[ptrace.ORIGRAX] = unix.SYS_MMAP
+			ptrace.SetSyscallArgs(&r, [6]uint64{pageUp(old), pageUp(res) - pageUp(old), unix.PROT_READ | unix.PROT_WRITE, unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_FIXED, ^uint64(0), 0})
+		case pageUp(res) < pageUp(old):
+			r[ptrace.ORIGRAX] = unix.SYS_MUNMAP
+			ptrace.SetSyscallArgs(&r, [6]uint64{pageUp(res), pageUp(old) - pageUp(res), 0, 0, 0, 0})
+		default:
+			r[ptrace.ORIGRAX] = ^uint64(0) // nothing to do: skip the call
+		}
+		t.rewritten = true
+	case unix.SYS_EXECVE, unix.SYS_EXECVEAT:
+		if out.Kind != trace.KindExec {
+			break
+		}
+		// Exec the stub instead; the recorded image is rebuilt from the trace.
+		sp := r[ptrace.RSP] - 8192
+		path := append([]byte(rp.stub), 0)
+		argv := make([]byte, 16)
+		binary.LittleEndian.PutUint64(argv, sp)
+		if err := t.mem.WriteMem(sp, path); err != nil {
+			return err
+		}
+		if err := t.mem.WriteMem(sp+uint64(len(path)+7)&^7, argv); err != nil {
+			return err
+		}
+		av := sp + uint64(len(path)+7)&^7
+		r[ptrace.ORIGRAX] = unix.SYS_EXECVE
+		ptrace.SetSyscallArgs(&r, [6]uint64{sp, av, av + 8, 0, 0, 0})
+		t.execStub = true
+	case unix.SYS_EXIT, unix.SYS_EXIT_GROUP:
+		t.exitCall = true
+		return nil
+	default:
+		return nil
+	}
+	return ptrace.SetRegs(t.real, &r)
+}
+
+func (rp *replayer) syscallExit(ev *trace.Event) error {
+	t, err := rp.task(ev)
+	if err != nil {
+		return err
+	}
+	if !t.atEntry && !t.executing {
+		return rp.diverge(ev, "syscall exit for a task that is not in a syscall")
+	}
+	if t.executing {
+		if err := rp.finishExecuted(ev, t); err != nil {
+			return err
+		}
+	} else {
+		for _, m := range ev.Mem {
+			if err := t.mem.WriteFast(m.Addr, m.Data); err != nil {
+				return fmt.Errorf("event %d: %w", rp.n, err)
+			}
+		}
+		r, err := ptrace.GetRegs(t.real)
+		if err != nil {
+			return err
+		}
+		r[ptrace.RAX] = uint64(ev.Result)
+		if err := ptrace.SetRegs(t.real, &r); err != nil {
+			return err
+		}
+	}
+	switch ev.Result {
+	case -512, -513, -514, -516:
+		t.restart = true
+	}
+	t.executing = false
+	t.atEntry = true // still held; resumed by its next event
+	return rp.echo(ev, t)
+}
+
+// finishExecuted completes a call that runs for real.
+func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
+	if _, err := rp.runTo(ev, t, ptrace.Syscall, ptrace.StopSyscallExit, 0); err != nil {
+		return err
+	}
+	r, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return err
+	}
+	real := int64(r[ptrace.RAX])
+	nr := int(ev.Sysno)
+	switch nr {
+	case unix.SYS_MMAP, unix.SYS_MREMAP:
+		if uint64(real) != uint64(ev.Result) {
+			return rp.diverge(ev, fmt.Sprintf("%s returned 0x%x in replay, 0x%x recorded", linux.Name(nr), uint64(real), uint64(ev.Result)))
+		}
+	case unix.SYS_BRK:
+	default:
+		if real < 0 && real > -4096 && (ev.Result >= 0 || ev.Result < -4095) {
+			return rp.diverge(ev, fmt.Sprintf("%s failed in replay (%s) but succeeded in the recording", linux.Name(nr), linux.ErrnoName(int(-real))))
+		}
+	}
+	if t.rewritten {
+		// Put back the registers the rewrite changed.
+		copy(r[:], t.entry[:])
+		r[ptrace.ORIGRAX] = uint64(nr)
+	}
+	r[ptrace.RAX] = uint64(ev.Result)
+	if nr == unix.SYS_RT_SIGRETURN && ev.Regs != nil {
+		if d := compareRegs(ev.Regs, &r); len(d) > 0 {
+			return rp.diverge(ev, "after rt_sigreturn", d...)
+		}
+	}
+	if err := ptrace.SetRegs(t.real, &r); err != nil {
+		return err
+	}
+	if m := t.fileMap; m != nil && m.File != "" {
+		if err := rp.fillFromFile(t, m); err != nil {
+			return err
+		}
+	}
+	for _, m := range ev.Mem {
+		if err := t.mem.WriteMem(m.Addr, m.Data); err != nil {
+			return fmt.Errorf("event %d: %w", rp.n, err)
+		}
+	}
+	if nr == unix.SYS_MMAP && (t.fileMap != nil || len(ev.Mem) > 0) {
+		sc := r[ptrace.RIP] - 2
+		if _, err := tracee.MustInject(t.real, sc, unix.SYS_MPROTECT, uint64(ev.Result), t.entry[ptrace.RSI], t.entry[ptrace.RDX]); err != nil {
+			return err
+		}
+	}
+	t.fileMap = nil
+	return nil
+}
+
+// fillFromFile copies a mapping's file content from its captured copy.
+func (rp *replayer) fillFromFile(t *rtask, m *trace.Mapping) error {
+	f, err := os.Open(rp.opts.Reader.Path(m.File))
+	if err != nil {
+		return fmt.Errorf("event %d: captured file for %s: %w", rp.n, m.Name, err)
+	}
+	defer f.Close()
+	buf := make([]byte, m.End-m.Start)
+	n, _ := f.ReadAt(buf, int64(m.Offset))
+	if n == 0 {
+		return nil
+	}
+	return t.mem.WriteMem(m.Start, buf[:n])
+}
+
+// echo reproduces a recorded write to the recorder's stdout or stderr.
+func (rp *replayer) echo(ev *trace.Event, t *rtask) error {
+	var w = rp.opts.Stdout
+	switch {
+	case ev.Flags&1 != 0:
+	case ev.Flags&2 != 0:
+		w = rp.opts.Stderr
+	default:
+		return nil
+	}
+	if w == nil || ev.Result <= 0 {
+		return nil
+	}
+	a := ptrace.SyscallArgs(&t.entry)
+	left := uint64(ev.Result)
+	switch ev.Sysno {
+	case unix.SYS_WRITE, unix.SYS_PWRITE64:
+		buf := make([]byte, left)
+		if err := t.mem.ReadMem(a[1], buf); err != nil {
+			return err
+		}
+		_, _ = w.Write(buf)
+	case unix.SYS_WRITEV, unix.SYS_PWRITEV:
+		for i := uint64(0); i < a[2] && left > 0; i++ {
+			iov := make([]byte, 16)
+			if err := t.mem.ReadMem(a[1]+16*i, iov); err != nil {
+				return err
+			}
+			base, n := binary.LittleEndian.Uint64(iov), binary.LittleEndian.Uint64(iov[8:])
+			if n > left {
+				n = left
+			}
+			buf := make([]byte, n)
+			if err := t.mem.ReadMem(base, buf); err != nil {
+				return err
+			}
+			_, _ = w.Write(buf)
+			left -= n
+		}
+	}
+	return nil
+}

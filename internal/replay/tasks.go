@@ -1,0 +1,310 @@
+package replay
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// exec completes an execve (or, for the first event, starts the stub)
+// and rebuilds the recorded address space.
+func (rp *replayer) exec(ev *trace.Event) error {
+	var t *rtask
+	if len(rp.tasks) == 0 {
+		// The initial process: start the stub under ptrace.
+		cmd := exec.Cmd{Path: rp.stub, Args: []string{rp.stub}, SysProcAttr: &syscall.SysProcAttr{Ptrace: true}}
+		if err := cmd.Start(); err != nil {
+			return fmt.Errorf("start replay: %w", err)
+		}
+		pid := cmd.Process.Pid
+		st, _, err := ptrace.Wait(pid, false)
+		if err != nil {
+			return err
+		}
+		if st.Kind != ptrace.StopSignal {
+			return fmt.Errorf("replay stub did not stop after exec: %v", st)
+		}
+		if err := ptrace.SetOptions(pid); err != nil {
+			return err
+		}
+		t = &rtask{rec: ev.NewTid, real: pid, proc: &rproc{}}
+		rp.initial = ev.NewTid
+	} else {
+		var err error
+		if t, err = rp.task(ev); err != nil {
+			return err
+		}
+		if !t.execStub {
+			return rp.diverge(ev, "exec event without an execve in progress")
+		}
+		t.execStub = false
+		st, err := rp.runTo(ev, t, ptrace.Syscall, ptrace.StopEvent, 0)
+		if err != nil {
+			return err
+		}
+		if st.Event != unix.PTRACE_EVENT_EXEC {
+			return rp.diverge(ev, fmt.Sprintf("expected exec event, got event %d", st.Event))
+		}
+		if st.Tid != t.real {
+			// A non-leader thread exec'd and took over the leader's tid.
+			for k, o := range rp.tasks {
+				if o.real == st.Tid {
+					_ = o.mem.Close()
+					delete(rp.tasks, k)
+				}
+			}
+			t.real = st.Tid
+		}
+		if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
+			return err
+		}
+		if _, err := rp.waitStop(t, ptrace.Syscall); err != nil {
+			return err
+		}
+		delete(rp.tasks, t.rec)
+		t.rec = ev.NewTid
+		t.proc = &rproc{}
+	}
+	_ = t.mem.Close()
+	var err error
+	if t.mem, err = tracee.OpenMem(t.real); err != nil {
+		return err
+	}
+	rp.tasks[t.rec] = t
+	t.atEntry, t.executing = false, false
+	return rp.rebuild(ev, t)
+}
+
+// rebuild replaces the stub's address space by the recorded one.
+func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
+	cur, err := tracee.Maps(t.real)
+	if err != nil {
+		return err
+	}
+	var want []tracee.Map
+	for _, m := range ev.Maps {
+		want = append(want, tracee.Map{Start: m.Start, End: m.End})
+	}
+	scratch := tracee.FindGap(pageSize, cur, want)
+	inj := func(sc uint64, nr int, args ...uint64) error {
+		_, err := tracee.MustInject(t.real, sc, nr, args...)
+		return err
+	}
+	if err := inj(tracee.StubEntry, unix.SYS_MMAP, scratch, pageSize, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC,
+		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uint64(0), 0); err != nil {
+		return fmt.Errorf("replay exec: %w", err)
+	}
+	if err := t.mem.WriteMem(scratch, []byte{0x0f, 0x05, 0xcc, 0xcc}); err != nil {
+		return err
+	}
+	for _, m := range cur {
+		if m.Name == "[vsyscall]" {
+			continue
+		}
+		if err := inj(scratch, unix.SYS_MUNMAP, m.Start, m.Size()); err != nil {
+			return fmt.Errorf("replay exec: unmap %s: %w", m.Name, err)
+		}
+	}
+	for _, m := range ev.Maps {
+		flags := uint64(m.Flags&(unix.MAP_SHARED|unix.MAP_PRIVATE)) | unix.MAP_FIXED | unix.MAP_ANONYMOUS
+		if m.Name == "[stack]" {
+			flags |= unix.MAP_GROWSDOWN
+		}
+		if err := inj(scratch, unix.SYS_MMAP, m.Start, m.End-m.Start, unix.PROT_READ|unix.PROT_WRITE, flags, ^uint64(0), 0); err != nil {
+			return fmt.Errorf("replay exec: map %s at 0x%x: %w", m.Name, m.Start, err)
+		}
+		if m.File != "" {
+			if err := rp.fillFromFile(t, &m); err != nil {
+				return err
+			}
+		}
+	}
+	for _, w := range ev.Mem {
+		if err := t.mem.WriteFast(w.Addr, w.Data); err != nil {
+			return fmt.Errorf("replay exec: %w", err)
+		}
+	}
+	for _, m := range ev.Maps {
+		if m.Prot != unix.PROT_READ|unix.PROT_WRITE {
+			if err := inj(scratch, unix.SYS_MPROTECT, m.Start, m.End-m.Start, uint64(m.Prot)); err != nil {
+				return fmt.Errorf("replay exec: protect %s: %w", m.Name, err)
+			}
+		}
+	}
+	if err := inj(scratch, unix.SYS_PRCTL, unix.PR_SET_TSC, unix.PR_TSC_SIGSEGV); err != nil {
+		return err
+	}
+	if _, _, err := tracee.Inject(t.real, scratch, unix.SYS_ARCH_PRCTL, 0x1012, 0); err != nil {
+		return err
+	}
+	// No core files from replayed crashes.
+	if err := t.mem.WriteMem(scratch+16, make([]byte, 16)); err != nil {
+		return err
+	}
+	if err := inj(scratch, unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, scratch+16, 0); err != nil {
+		return err
+	}
+	if err := inj(scratch, unix.SYS_MUNMAP, scratch, pageSize); err != nil {
+		return err
+	}
+	regs := *ev.Regs
+	return ptrace.SetRegs(t.real, &regs)
+}
+
+func (rp *replayer) newTask(ev *trace.Event) error {
+	t, err := rp.task(ev)
+	if err != nil {
+		return err
+	}
+	if !t.executing {
+		return rp.diverge(ev, "new task without a clone in progress")
+	}
+	st, err := rp.runTo(ev, t, ptrace.Syscall, ptrace.StopEvent, 0)
+	if err != nil {
+		return err
+	}
+	switch st.Event {
+	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
+	default:
+		return rp.diverge(ev, fmt.Sprintf("expected a clone event, got event %d", st.Event))
+	}
+	msg, err := ptrace.EventMsg(t.real)
+	if err != nil {
+		return err
+	}
+	child := &rtask{rec: ev.NewTid, real: int(msg), proc: t.proc}
+	if ev.Flags&unix.CLONE_VM == 0 {
+		p := *t.proc
+		child.proc = &p
+	}
+	cst, _, err := ptrace.Wait(child.real, false)
+	if err != nil {
+		return err
+	}
+	if cst.Kind == ptrace.StopExited {
+		return rp.diverge(ev, "new task died at birth")
+	}
+	if child.mem, err = tracee.OpenMem(child.real); err != nil {
+		return err
+	}
+	for _, m := range ev.Mem {
+		if err := child.mem.WriteMem(m.Addr, m.Data); err != nil {
+			return err
+		}
+	}
+	if ev.Regs != nil {
+		r, err := ptrace.GetRegs(child.real)
+		if err != nil {
+			return err
+		}
+		want := *ev.Regs
+		if d := compareRegs(&want, &r); len(d) > 0 {
+			return rp.diverge(ev, fmt.Sprintf("new task %d", ev.NewTid), d...)
+		}
+	}
+	rp.tasks[child.rec] = child
+	return nil
+}
+
+func (rp *replayer) instruction(ev *trace.Event) error {
+	t, err := rp.task(ev)
+	if err != nil {
+		return err
+	}
+	sig := int(ev.Signo)
+	if sig == 0 {
+		sig = int(unix.SIGSEGV)
+	}
+	if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, sig); err != nil {
+		return err
+	}
+	r, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return err
+	}
+	if d := compareRegs(ev.Regs, &r); len(d) > 0 {
+		return rp.diverge(ev, "at a trapped instruction", d...)
+	}
+	after := *ev.Regs2
+	return ptrace.SetRegs(t.real, &after)
+}
+
+func (rp *replayer) signal(ev *trace.Event) error {
+	t, err := rp.task(ev)
+	if err != nil {
+		return err
+	}
+	var si ptrace.SigInfo
+	copy(si[:], ev.SigInfo)
+	if syncSignal(&si) {
+		if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(ev.Signo)); err != nil {
+			return err
+		}
+	}
+	r, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return err
+	}
+	if d := compareRegs(ev.Regs, &r); len(d) > 0 {
+		return rp.diverge(ev, "delivering "+signalName(int(ev.Signo)), d...)
+	}
+	switch {
+	case ev.Flags&1 != 0: // handled
+		t.restart = false
+		for _, m := range ev.Mem {
+			if err := t.mem.WriteFast(m.Addr, m.Data); err != nil {
+				return err
+			}
+		}
+		after := *ev.Regs2
+		if err := ptrace.SetRegs(t.real, &after); err != nil {
+			return err
+		}
+		if err := ptrace.SetXState(t.real, ev.XState); err != nil {
+			return err
+		}
+	case ev.Flags&4 != 0: // fatal: the recorded process died of it
+		_ = unix.Kill(t.real, unix.SIGKILL)
+	}
+	return nil
+}
+
+// exit makes sure a task that exited in the recording is gone.
+func (rp *replayer) exit(ev *trace.Event) error {
+	t := rp.tasks[ev.Tid]
+	if ev.Tid == rp.initial {
+		rp.status = unix.WaitStatus(ev.Result)
+	}
+	if t == nil {
+		return nil
+	}
+	delete(rp.tasks, ev.Tid)
+	defer t.mem.Close()
+	status := unix.WaitStatus(ev.Result)
+	switch {
+	case t.exitCall:
+		if err := ptrace.Resume(t.real, ptrace.Cont, 0); err != nil {
+			return nil
+		}
+	case status.Signaled():
+		_ = unix.Kill(t.real, unix.SIGKILL)
+	}
+	for {
+		st, _, err := ptrace.Wait(t.real, false)
+		if err != nil || st.Kind == ptrace.StopExited {
+			return nil
+		}
+		_ = ptrace.Resume(t.real, ptrace.Cont, 0)
+	}
+}
+
+func signalName(sig int) string { return fmt.Sprintf("signal %d", sig) }
+
+var _ = os.Getpid

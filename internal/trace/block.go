@@ -1,0 +1,247 @@
+package trace
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Block format: both streams (events and data) are a sequence of blocks,
+// each a 16-byte header followed by a zstd frame:
+//
+//	magic   [4]byte  "GRB1"
+//	clen    uint32   length of the compressed payload (little endian)
+//	ulen    uint32   length of the uncompressed payload (little endian)
+//	crc     uint32   CRC-32C (Castagnoli) of the compressed payload
+//	payload [clen]byte
+const (
+	blockMagic      = "GRB1"
+	blockHeaderSize = 16
+	// maxBlockLen bounds clen and ulen; readers reject larger blocks.
+	maxBlockLen = 64 << 20
+
+	eventsBlockSize = 256 << 10 // target uncompressed size of an events block
+	dataBlockSize   = 1 << 20   // target uncompressed size of a data block
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// CorruptError reports damage in a stream of a trace. Offset is the file
+// offset of the block in which the damage was found (for a frame or a
+// data reference, the block in which the frame starts).
+type CorruptError struct {
+	File   string // "events" or "data"
+	Offset int64
+	Reason string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("trace %s: corrupt block at offset %d: %s", e.File, e.Offset, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// tornError reports a stream that ends in the middle of a block or of a
+// frame: the normal end of a recording killed while writing. The Reader
+// turns it into ErrIncomplete (incomplete trace) or a CorruptError.
+type tornError struct {
+	file   string
+	offset int64
+	reason string
+}
+
+func (e *tornError) Error() string {
+	return fmt.Sprintf("trace %s: truncated at offset %d: %s", e.file, e.offset, e.reason)
+}
+
+func newEncoder() (*zstd.Encoder, error) {
+	return zstd.NewWriter(nil,
+		zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderLevel(zstd.SpeedDefault))
+}
+
+func newDecoder() (*zstd.Decoder, error) {
+	return zstd.NewReader(nil,
+		zstd.WithDecoderConcurrency(1),
+		zstd.WithDecoderMaxMemory(maxBlockLen),
+		zstd.WithDecoderMaxWindow(maxBlockLen),
+		zstd.WithDecodeAllCapLimit(true))
+}
+
+// appendBlocks compresses src in blocks of at most size uncompressed
+// bytes and appends them (headers included) to dst.
+func appendBlocks(dst []byte, enc *zstd.Encoder, src []byte, size int) []byte {
+	for len(src) > 0 {
+		n := min(len(src), size)
+		start := len(dst)
+		dst = append(dst, make([]byte, blockHeaderSize)...)
+		dst = enc.EncodeAll(src[:n], dst)
+		payload := dst[start+blockHeaderSize:]
+		h := dst[start : start+blockHeaderSize]
+		copy(h[0:4], blockMagic)
+		binary.LittleEndian.PutUint32(h[4:8], uint32(len(payload)))
+		binary.LittleEndian.PutUint32(h[8:12], uint32(n))
+		binary.LittleEndian.PutUint32(h[12:16], crc32.Checksum(payload, castagnoli))
+		src = src[n:]
+	}
+	return dst
+}
+
+// blockReader reads one stream block by block and hands out its
+// uncompressed bytes sequentially.
+type blockReader struct {
+	name     string
+	r        *bufio.Reader // nil for a missing (empty) stream
+	dec      *zstd.Decoder
+	next     int64  // file offset of the next block header
+	blockOff int64  // file offset of the current block
+	buf      []byte // uncompressed current block
+	pos      int    // read position in buf
+	base     uint64 // stream offset of buf[0]
+	cbuf     []byte // compressed payload scratch
+	err      error  // sticky: io.EOF, *tornError or *CorruptError
+}
+
+func (b *blockReader) corrupt(off int64, format string, args ...any) error {
+	return &CorruptError{File: b.name, Offset: off, Reason: fmt.Sprintf(format, args...)}
+}
+
+// offset returns the uncompressed stream offset of the next byte.
+func (b *blockReader) offset() uint64 { return b.base + uint64(b.pos) }
+
+// load reads the next block. It returns io.EOF at a clean end of the
+// file, *tornError for a block cut short, *CorruptError for damage.
+func (b *blockReader) load() error {
+	if b.err != nil {
+		return b.err
+	}
+	b.err = b.loadBlock()
+	return b.err
+}
+
+func (b *blockReader) loadBlock() error {
+	if b.r == nil {
+		return io.EOF
+	}
+	off := b.next
+	var h [blockHeaderSize]byte
+	n, err := io.ReadFull(b.r, h[:])
+	if err == io.EOF {
+		return io.EOF
+	}
+	if err == io.ErrUnexpectedEOF {
+		return &tornError{b.name, off, fmt.Sprintf("block header cut after %d of %d bytes", n, blockHeaderSize)}
+	}
+	if err != nil {
+		return fmt.Errorf("trace %s: read block at offset %d: %w", b.name, off, err)
+	}
+	if string(h[0:4]) != blockMagic {
+		return b.corrupt(off, "bad magic %q", h[0:4])
+	}
+	clen := binary.LittleEndian.Uint32(h[4:8])
+	ulen := binary.LittleEndian.Uint32(h[8:12])
+	sum := binary.LittleEndian.Uint32(h[12:16])
+	if clen == 0 || clen > maxBlockLen {
+		return b.corrupt(off, "compressed length %d out of range", clen)
+	}
+	if ulen == 0 || ulen > maxBlockLen {
+		return b.corrupt(off, "uncompressed length %d out of range", ulen)
+	}
+	// Read the payload in steps so that a hostile length in a short file
+	// does not allocate more than what is really there (plus one step).
+	b.cbuf = b.cbuf[:0]
+	for uint32(len(b.cbuf)) < clen {
+		step := min(int(clen)-len(b.cbuf), 1<<20)
+		have := len(b.cbuf)
+		if cap(b.cbuf)-have < step {
+			nb := make([]byte, have, have+max(step, have))
+			copy(nb, b.cbuf)
+			b.cbuf = nb
+		}
+		b.cbuf = b.cbuf[:have+step]
+		n, err := io.ReadFull(b.r, b.cbuf[have:])
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return &tornError{b.name, off, fmt.Sprintf("block payload cut after %d of %d bytes", have+n, clen)}
+		}
+		if err != nil {
+			return fmt.Errorf("trace %s: read block at offset %d: %w", b.name, off, err)
+		}
+	}
+	if crc32.Checksum(b.cbuf, castagnoli) != sum {
+		return b.corrupt(off, "crc mismatch")
+	}
+	oldLen := uint64(len(b.buf))
+	dst := b.buf[:0]
+	if cap(dst) < int(ulen) {
+		dst = make([]byte, 0, ulen)
+	}
+	out, err := b.dec.DecodeAll(b.cbuf, dst[:0:ulen])
+	if err != nil {
+		return b.corrupt(off, "decompression failed: %v", err)
+	}
+	if len(out) != int(ulen) {
+		return b.corrupt(off, "decompressed to %d bytes, header says %d", len(out), ulen)
+	}
+	b.base += oldLen
+	b.buf = out
+	b.pos = 0
+	b.blockOff = off
+	b.next = off + blockHeaderSize + int64(clen)
+	return nil
+}
+
+// readByte returns the next byte of the stream, loading blocks as needed.
+func (b *blockReader) readByte() (byte, error) {
+	for b.pos == len(b.buf) {
+		if err := b.load(); err != nil {
+			return 0, err
+		}
+	}
+	c := b.buf[b.pos]
+	b.pos++
+	return c, nil
+}
+
+// appendN appends the next n bytes of the stream to dst. The memory used
+// grows with the bytes really read, not with n.
+func (b *blockReader) appendN(dst []byte, n uint64) ([]byte, error) {
+	for n > 0 {
+		for b.pos == len(b.buf) {
+			if err := b.load(); err != nil {
+				return dst, err
+			}
+		}
+		k := min(uint64(len(b.buf)-b.pos), n)
+		dst = append(dst, b.buf[b.pos:b.pos+int(k)]...)
+		b.pos += int(k)
+		n -= k
+	}
+	return dst, nil
+}
+
+// skip discards the next n bytes of the stream.
+func (b *blockReader) skip(n uint64) error {
+	for n > 0 {
+		for b.pos == len(b.buf) {
+			if err := b.load(); err != nil {
+				return err
+			}
+		}
+		k := min(uint64(len(b.buf)-b.pos), n)
+		b.pos += int(k)
+		n -= k
+	}
+	return nil
+}
+
+// isEnd reports whether err is a (clean or torn) end of the stream.
+func isEnd(err error) bool {
+	var t *tornError
+	return err == io.EOF || errors.As(err, &t)
+}

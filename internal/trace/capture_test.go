@@ -1,0 +1,198 @@
+package trace
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func sameInode(t *testing.T, a, b string) bool {
+	t.Helper()
+	fa, err := os.Stat(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := os.Stat(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return os.SameFile(fa, fb)
+}
+
+func TestCaptureDedupe(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "trace")
+	w := mustCreate(t, dir)
+	defer mustClose(t, w)
+	a := filepath.Join(root, "lib.so")
+	os.WriteFile(a, []byte("version 1"), 0o644)
+	rel1, err := w.CaptureFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel1 != "files/1-lib.so" {
+		t.Errorf("rel = %q", rel1)
+	}
+	rel2, err := w.CaptureFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Another name of the same inode is the same file.
+	sym := filepath.Join(root, "sym.so")
+	os.Symlink(a, sym)
+	rel3, err := w.CaptureFile(sym)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel2 != rel1 || rel3 != rel1 {
+		t.Errorf("same file captured as %q, %q, %q", rel1, rel2, rel3)
+	}
+	// Another file gets another name.
+	b := filepath.Join(root, "other.so")
+	os.WriteFile(b, []byte("x"), 0o644)
+	relB, err := w.CaptureFile(b)
+	if err != nil || relB != "files/2-other.so" {
+		t.Errorf("other: %q %v", relB, err)
+	}
+}
+
+// TestCaptureCopy: files that may be rewritten in place are copied; the
+// copy keeps the content of the time of capture.
+func TestCaptureCopy(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "trace")
+	w := mustCreate(t, dir)
+	defer mustClose(t, w)
+
+	writable := filepath.Join(root, "prog")
+	os.WriteFile(writable, []byte("original program"), 0o775)
+	os.Chmod(writable, 0o775) // group-writable
+	rel, err := w.CaptureFile(writable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := filepath.Join(dir, rel)
+	if sameInode(t, got, writable) {
+		t.Fatal("group-writable file was linked")
+	}
+	if fi, _ := os.Stat(got); fi.Mode() != 0o600 {
+		t.Errorf("copy has mode %v", fi.Mode())
+	}
+	// Overwritten in place (same inode): the copy keeps the old content.
+	f, _ := os.OpenFile(writable, os.O_WRONLY|os.O_TRUNC, 0)
+	f.WriteString("changed!")
+	f.Close()
+	if b, _ := os.ReadFile(got); string(b) != "original program" {
+		t.Errorf("copy content %q", b)
+	}
+	// The changed file (new size and mtime) is captured anew.
+	rel2, err := w.CaptureFile(writable)
+	if err != nil || rel2 == rel {
+		t.Errorf("changed file: %q %v", rel2, err)
+	}
+	// Deleted: the copy stays.
+	os.Remove(writable)
+	if b, _ := os.ReadFile(got); string(b) != "original program" {
+		t.Errorf("copy content after delete %q", b)
+	}
+
+	if os.Geteuid() == 0 {
+		// Not owned by root: copied even though not writable by others.
+		user := filepath.Join(root, "user.so")
+		os.WriteFile(user, []byte("user lib"), 0o644)
+		if err := os.Chown(user, 1000, 1000); err != nil {
+			t.Fatal(err)
+		}
+		rel, err := w.CaptureFile(user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sameInode(t, filepath.Join(dir, rel), user) {
+			t.Error("file owned by uid 1000 was linked")
+		}
+	}
+}
+
+// TestCaptureLink: a root-owned file not writable by group/others on the
+// filesystem of the trace is hard-linked.
+func TestCaptureLink(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to own a file as root")
+	}
+	root := t.TempDir()
+	dir := filepath.Join(root, "trace")
+	w := mustCreate(t, dir)
+	defer mustClose(t, w)
+	lib := filepath.Join(root, "libc.so.6")
+	os.WriteFile(lib, []byte("libc v1"), 0o644)
+	os.Chmod(lib, 0o755)
+	rel, err := w.CaptureFile(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := filepath.Join(dir, rel)
+	if !sameInode(t, got, lib) {
+		t.Fatal("root-owned read-only file was copied, want a link")
+	}
+	// A package manager replaces the file by rename: the link keeps v1.
+	tmp := lib + ".new"
+	os.WriteFile(tmp, []byte("libc v2"), 0o644)
+	os.Rename(tmp, lib)
+	if b, _ := os.ReadFile(got); string(b) != "libc v1" {
+		t.Errorf("linked content %q", b)
+	}
+
+	// On another filesystem the file is copied.
+	other := "/dev/shm"
+	var sa, sb syscall.Stat_t
+	if syscall.Stat(other, &sa) != nil || syscall.Stat(root, &sb) != nil || sa.Dev == sb.Dev {
+		t.Log("no other filesystem to test the copy across filesystems")
+		return
+	}
+	d, err := os.MkdirTemp(other, "gorr-test")
+	if err != nil {
+		t.Log(err)
+		return
+	}
+	defer os.RemoveAll(d)
+	far := filepath.Join(d, "far.so")
+	os.WriteFile(far, []byte("far"), 0o644)
+	rel, err = w.CaptureFile(far)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sameInode(t, filepath.Join(dir, rel), far) {
+		t.Error("file of another filesystem linked")
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, rel)); string(b) != "far" {
+		t.Errorf("copy content %q", b)
+	}
+}
+
+func TestCaptureErrors(t *testing.T) {
+	root := t.TempDir()
+	w := mustCreate(t, filepath.Join(root, "trace"))
+	missing := filepath.Join(root, "missing.so")
+	_, err := w.CaptureFile(missing)
+	if !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "capture "+missing) {
+		t.Errorf("missing file: %v", err)
+	}
+	if _, err := w.CaptureFile(root); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("directory: %v", err)
+	}
+	// Long names are shortened.
+	long := filepath.Join(root, strings.Repeat("n", 250))
+	os.WriteFile(long, []byte("x"), 0o600)
+	rel, err := w.CaptureFile(long)
+	if err != nil || len(filepath.Base(rel)) > 255 {
+		t.Errorf("long name: %q %v", rel, err)
+	}
+	mustClose(t, w)
+	if _, err := w.CaptureFile(long); !errors.Is(err, ErrWriterClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}

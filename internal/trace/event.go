@@ -1,0 +1,79 @@
+package trace
+
+// Kind is the kind of an event frame.
+type Kind uint8
+
+// Event kinds. New kinds may be added at the end only.
+const (
+	KindInvalid Kind = iota
+	// KindSyscallEntry: task Tid stopped at the entry of syscall Sysno.
+	// Regs holds the registers at entry.
+	KindSyscallEntry
+	// KindSyscallExit: syscall Sysno of task Tid completed with Result;
+	// Mem holds what the kernel wrote; Regs the registers at exit.
+	KindSyscallExit
+	// KindSignal: signal Signo was delivered to task Tid at the position
+	// given by Regs (the registers before delivery). For a handled signal,
+	// Mem holds the signal frame, Regs2 the registers at handler entry and
+	// XState the extended state there. SigInfo is the 128-byte siginfo.
+	KindSignal
+	// KindExec: task Tid completed an execve; Maps describes the new
+	// address space, Mem the bytes of its non-file mappings and of file
+	// pages that differ from the file; Regs the registers after exec.
+	KindExec
+	// KindNewTask: task Tid created task NewTid (clone/fork/vfork);
+	// Flags holds the clone flags.
+	KindNewTask
+	// KindExit: task Tid exited; Result holds the wait status.
+	KindExit
+	// KindInstruction: a trapped instruction (rdtsc, rdtscp, cpuid) was
+	// emulated; Regs holds registers before, Regs2 after.
+	KindInstruction
+	// KindMmap: a file mapping created by a syscall (attached to the
+	// preceding syscall exit of Tid); Maps holds the mapping.
+	KindMmap
+	// KindSched: task Tid was preempted at Regs (reserved for preemption).
+	KindSched
+)
+
+// Regs is the x86-64 user_regs_struct in kernel order (27 words).
+type Regs [27]uint64
+
+// MemWrite is a span of bytes written into the tracee's memory.
+type MemWrite struct {
+	Addr uint64
+	Data []byte
+}
+
+// Mapping describes one mapping of an address space.
+type Mapping struct {
+	Start, End uint64
+	Prot       uint32 // PROT_* bits
+	Flags      uint32 // MAP_* bits (MAP_SHARED or MAP_PRIVATE, MAP_ANONYMOUS)
+	Offset     uint64 // file offset
+	Name       string // path as the tracee saw it, or [stack], [vdso], ...
+	// File is the name, relative to the trace directory, of the captured
+	// copy of the backing file; empty for anonymous mappings.
+	File string
+}
+
+// Event is one frame of the event stream. Its number is implicit: the
+// first event is number 1.
+type Event struct {
+	Kind    Kind
+	Tid     int32
+	Sysno   int32
+	Result  int64
+	Signo   int32
+	NewTid  int32
+	Flags   uint64
+	Regs    *Regs
+	Regs2   *Regs
+	XState  []byte
+	SigInfo []byte
+	Mem     []MemWrite
+	Maps    []Mapping
+	// Text carries a free-form string (exec path, command line joined
+	// with NUL bytes for KindExec).
+	Text string
+}

@@ -1,0 +1,542 @@
+package trace
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+)
+
+// Frame encoding: a protobuf-like tag-length-value message. Each field is
+// a varint tag (field number << 3 | wire type) followed by its value.
+// Unknown fields are skipped, so later versions can add fields.
+const (
+	wireVarint = 0 // varint
+	wireI64    = 1 // 8 bytes little endian (skipped only)
+	wireLen    = 2 // varint length + bytes
+	wireI32    = 5 // 4 bytes little endian (skipped only)
+)
+
+// Event field numbers. Never reuse or renumber.
+const (
+	evKind    = 1  // varint
+	evTid     = 2  // zigzag varint
+	evSysno   = 3  // zigzag varint
+	evResult  = 4  // zigzag varint
+	evSigno   = 5  // zigzag varint
+	evNewTid  = 6  // zigzag varint
+	evFlags   = 7  // varint
+	evRegs    = 8  // len: 216 bytes, 27 little-endian uint64
+	evRegs2   = 9  // len: same as Regs
+	evXState  = 10 // len: blob
+	evSigInfo = 11 // len: blob
+	evMem     = 12 // len: MemWrite message; repeated
+	evMaps    = 13 // len: Mapping message; repeated
+	evText    = 14 // len: bytes
+	evEmpty   = 15 // varint: bit 0: Mem is empty but not nil; bit 1: same for Maps
+)
+
+// MemWrite field numbers.
+const (
+	memAddr = 1 // varint
+	memData = 2 // len: blob (absent: Data is nil)
+)
+
+// Mapping field numbers.
+const (
+	mapStart  = 1 // varint
+	mapEnd    = 2 // varint
+	mapProt   = 3 // varint
+	mapFlags  = 4 // varint
+	mapOffset = 5 // varint
+	mapName   = 6 // len
+	mapFile   = 7 // len
+)
+
+// Blob encoding: the value of a blob field starts with a varint mode.
+const (
+	blobInline = 0 // the rest of the value is the bytes
+	blobRef    = 1 // varint offset, varint length in the uncompressed data stream
+)
+
+const (
+	regsSize = 27 * 8
+	// inlineMax: blobs shorter than this are stored inline in the frame.
+	inlineMax = 64
+	// maxFrameLen bounds the length of one frame.
+	maxFrameLen = 64 << 20
+	// maxBlobLen bounds the length of one blob (MemWrite.Data, XState...).
+	maxBlobLen = 1 << 30
+)
+
+func appendTag(b []byte, field, wire int) []byte {
+	return binary.AppendUvarint(b, uint64(field)<<3|uint64(wire))
+}
+
+func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
+
+func appendUint(b []byte, field int, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	return binary.AppendUvarint(appendTag(b, field, wireVarint), v)
+}
+
+func appendSint(b []byte, field int, v int64) []byte {
+	if v == 0 {
+		return b
+	}
+	return binary.AppendUvarint(appendTag(b, field, wireVarint), zigzag(v))
+}
+
+func appendBytes(b []byte, field int, v []byte) []byte {
+	b = appendTag(b, field, wireLen)
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+func appendString(b []byte, field int, v string) []byte {
+	if v == "" {
+		return b
+	}
+	b = appendTag(b, field, wireLen)
+	b = binary.AppendUvarint(b, uint64(len(v)))
+	return append(b, v...)
+}
+
+func appendRegs(b []byte, field int, r *Regs) []byte {
+	if r == nil {
+		return b
+	}
+	b = appendTag(b, field, wireLen)
+	b = binary.AppendUvarint(b, regsSize)
+	for _, v := range r {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	return b
+}
+
+// encoder builds frames; big blobs go to the data stream.
+type encoder struct {
+	data    []byte // pending data stream bytes
+	dataOff uint64 // data stream offset of the end of data
+	sub     []byte // scratch for nested messages
+}
+
+func (e *encoder) appendBlob(b []byte, field int, v []byte) []byte {
+	if v == nil {
+		return b
+	}
+	b = appendTag(b, field, wireLen)
+	if len(v) < inlineMax {
+		b = binary.AppendUvarint(b, uint64(1+len(v)))
+		b = append(b, blobInline)
+		return append(b, v...)
+	}
+	var ref [1 + 2*binary.MaxVarintLen64]byte
+	r := append(ref[:0], blobRef)
+	r = binary.AppendUvarint(r, e.dataOff)
+	r = binary.AppendUvarint(r, uint64(len(v)))
+	e.data = append(e.data, v...)
+	e.dataOff += uint64(len(v))
+	b = binary.AppendUvarint(b, uint64(len(r)))
+	return append(b, r...)
+}
+
+func (e *encoder) appendSub(b []byte, field int, sub []byte) []byte {
+	b = appendTag(b, field, wireLen)
+	b = binary.AppendUvarint(b, uint64(len(sub)))
+	return append(b, sub...)
+}
+
+// appendEvent appends the frame of ev (without its length prefix) to b.
+// Blob data is appended to e.data in the order of the fields in the frame.
+func (e *encoder) appendEvent(b []byte, ev *Event) []byte {
+	b = appendUint(b, evKind, uint64(ev.Kind))
+	b = appendSint(b, evTid, int64(ev.Tid))
+	b = appendSint(b, evSysno, int64(ev.Sysno))
+	b = appendSint(b, evResult, ev.Result)
+	b = appendSint(b, evSigno, int64(ev.Signo))
+	b = appendSint(b, evNewTid, int64(ev.NewTid))
+	b = appendUint(b, evFlags, ev.Flags)
+	b = appendRegs(b, evRegs, ev.Regs)
+	b = appendRegs(b, evRegs2, ev.Regs2)
+	b = e.appendBlob(b, evXState, ev.XState)
+	b = e.appendBlob(b, evSigInfo, ev.SigInfo)
+	for i := range ev.Mem {
+		m := &ev.Mem[i]
+		s := appendUint(e.sub[:0], memAddr, m.Addr)
+		s = e.appendBlob(s, memData, m.Data)
+		e.sub = s
+		b = e.appendSub(b, evMem, s)
+	}
+	for i := range ev.Maps {
+		m := &ev.Maps[i]
+		s := appendUint(e.sub[:0], mapStart, m.Start)
+		s = appendUint(s, mapEnd, m.End)
+		s = appendUint(s, mapProt, uint64(m.Prot))
+		s = appendUint(s, mapFlags, uint64(m.Flags))
+		s = appendUint(s, mapOffset, m.Offset)
+		s = appendString(s, mapName, m.Name)
+		s = appendString(s, mapFile, m.File)
+		e.sub = s
+		b = e.appendSub(b, evMaps, s)
+	}
+	b = appendString(b, evText, ev.Text)
+	var empty uint64
+	if ev.Mem != nil && len(ev.Mem) == 0 {
+		empty |= 1
+	}
+	if ev.Maps != nil && len(ev.Maps) == 0 {
+		empty |= 2
+	}
+	return appendUint(b, evEmpty, empty)
+}
+
+// checkEvent rejects events the format cannot hold.
+func checkEvent(ev *Event) error {
+	check := func(what string, v []byte) error {
+		if len(v) > maxBlobLen {
+			return fmt.Errorf("trace: %s of %d bytes exceeds the limit of %d bytes", what, len(v), maxBlobLen)
+		}
+		return nil
+	}
+	if err := check("XState", ev.XState); err != nil {
+		return err
+	}
+	if err := check("SigInfo", ev.SigInfo); err != nil {
+		return err
+	}
+	for i := range ev.Mem {
+		if err := check("MemWrite", ev.Mem[i].Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// frameError is a frame that does not decode.
+type frameError struct{ reason string }
+
+func (e *frameError) Error() string { return e.reason }
+
+func badFrame(format string, args ...any) error {
+	return &frameError{fmt.Sprintf(format, args...)}
+}
+
+// msgReader walks the fields of one message.
+type msgReader struct {
+	b []byte
+}
+
+// next returns the next field. For wireVarint, v is the value; for
+// wireLen, p is the value. ok is false at the end of the message.
+func (m *msgReader) next() (field uint64, wire int, v uint64, p []byte, ok bool, err error) {
+	if len(m.b) == 0 {
+		return 0, 0, 0, nil, false, nil
+	}
+	tag, n := binary.Uvarint(m.b)
+	if n <= 0 {
+		return 0, 0, 0, nil, false, badFrame("bad field tag")
+	}
+	m.b = m.b[n:]
+	field, wire = tag>>3, int(tag&7)
+	if field == 0 {
+		return 0, 0, 0, nil, false, badFrame("field number 0")
+	}
+	switch wire {
+	case wireVarint:
+		v, n = binary.Uvarint(m.b)
+		if n <= 0 {
+			return 0, 0, 0, nil, false, badFrame("field %d: bad varint", field)
+		}
+		m.b = m.b[n:]
+	case wireI64:
+		if len(m.b) < 8 {
+			return 0, 0, 0, nil, false, badFrame("field %d: truncated", field)
+		}
+		v = binary.LittleEndian.Uint64(m.b)
+		m.b = m.b[8:]
+	case wireI32:
+		if len(m.b) < 4 {
+			return 0, 0, 0, nil, false, badFrame("field %d: truncated", field)
+		}
+		v = uint64(binary.LittleEndian.Uint32(m.b))
+		m.b = m.b[4:]
+	case wireLen:
+		l, n := binary.Uvarint(m.b)
+		if n <= 0 {
+			return 0, 0, 0, nil, false, badFrame("field %d: bad length", field)
+		}
+		m.b = m.b[n:]
+		if l > uint64(len(m.b)) {
+			return 0, 0, 0, nil, false, badFrame("field %d: length %d exceeds the frame", field, l)
+		}
+		p = m.b[:l:l]
+		m.b = m.b[l:]
+	default:
+		return 0, 0, 0, nil, false, badFrame("field %d: unknown wire type %d", field, wire)
+	}
+	return field, wire, v, p, true, nil
+}
+
+func wantWire(field uint64, wire, want int) error {
+	if wire != want {
+		return badFrame("field %d: wire type %d, want %d", field, wire, want)
+	}
+	return nil
+}
+
+func toInt32(field uint64, v uint64) (int32, error) {
+	s := unzigzag(v)
+	if s < math.MinInt32 || s > math.MaxInt32 {
+		return 0, badFrame("field %d: value %d out of range", field, s)
+	}
+	return int32(s), nil
+}
+
+func toUint32(field uint64, v uint64) (uint32, error) {
+	if v > math.MaxUint32 {
+		return 0, badFrame("field %d: value %d out of range", field, v)
+	}
+	return uint32(v), nil
+}
+
+func decodeRegs(field uint64, p []byte) (*Regs, error) {
+	if len(p) != regsSize {
+		return nil, badFrame("field %d: registers of %d bytes, want %d", field, len(p), regsSize)
+	}
+	var r Regs
+	for i := range r {
+		r[i] = binary.LittleEndian.Uint64(p[8*i:])
+	}
+	return &r, nil
+}
+
+// dataSource resolves a data reference (offset, length) to its bytes.
+type dataSource func(off, n uint64) ([]byte, error)
+
+func decodeBlob(field uint64, p []byte, data dataSource) ([]byte, error) {
+	mode, n := binary.Uvarint(p)
+	if n <= 0 {
+		return nil, badFrame("field %d: bad blob", field)
+	}
+	p = p[n:]
+	switch mode {
+	case blobInline:
+		return append(make([]byte, 0, len(p)), p...), nil
+	case blobRef:
+		off, n := binary.Uvarint(p)
+		if n <= 0 {
+			return nil, badFrame("field %d: bad data reference", field)
+		}
+		p = p[n:]
+		l, n := binary.Uvarint(p)
+		if n <= 0 {
+			return nil, badFrame("field %d: bad data reference", field)
+		}
+		if l > maxBlobLen {
+			return nil, badFrame("field %d: data reference of %d bytes exceeds the limit", field, l)
+		}
+		if off > math.MaxUint64-l {
+			return nil, badFrame("field %d: data reference overflows", field)
+		}
+		return data(off, l)
+	default:
+		return nil, badFrame("field %d: unknown blob mode %d", field, mode)
+	}
+}
+
+// decodeEvent decodes one frame. Errors are *frameError for a frame that
+// does not decode, or whatever data returned.
+func decodeEvent(b []byte, data dataSource) (*Event, error) {
+	ev := new(Event)
+	var empty uint64
+	m := msgReader{b}
+	for {
+		field, wire, v, p, ok, err := m.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		switch field {
+		case evKind:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return nil, err
+			}
+			if v > math.MaxUint8 {
+				return nil, badFrame("field %d: kind %d out of range", field, v)
+			}
+			ev.Kind = Kind(v)
+		case evTid, evSysno, evSigno, evNewTid:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return nil, err
+			}
+			x, err := toInt32(field, v)
+			if err != nil {
+				return nil, err
+			}
+			switch field {
+			case evTid:
+				ev.Tid = x
+			case evSysno:
+				ev.Sysno = x
+			case evSigno:
+				ev.Signo = x
+			case evNewTid:
+				ev.NewTid = x
+			}
+		case evResult:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return nil, err
+			}
+			ev.Result = unzigzag(v)
+		case evFlags:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return nil, err
+			}
+			ev.Flags = v
+		case evRegs, evRegs2:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, err
+			}
+			r, err := decodeRegs(field, p)
+			if err != nil {
+				return nil, err
+			}
+			if field == evRegs {
+				ev.Regs = r
+			} else {
+				ev.Regs2 = r
+			}
+		case evXState, evSigInfo:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, err
+			}
+			d, err := decodeBlob(field, p, data)
+			if err != nil {
+				return nil, err
+			}
+			if field == evXState {
+				ev.XState = d
+			} else {
+				ev.SigInfo = d
+			}
+		case evMem:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, err
+			}
+			mw, err := decodeMemWrite(p, data)
+			if err != nil {
+				return nil, err
+			}
+			ev.Mem = append(ev.Mem, mw)
+		case evMaps:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, err
+			}
+			mp, err := decodeMapping(p)
+			if err != nil {
+				return nil, err
+			}
+			ev.Maps = append(ev.Maps, mp)
+		case evText:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, err
+			}
+			ev.Text = string(p)
+		case evEmpty:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return nil, err
+			}
+			empty = v
+		}
+	}
+	if empty&1 != 0 && ev.Mem == nil {
+		ev.Mem = []MemWrite{}
+	}
+	if empty&2 != 0 && ev.Maps == nil {
+		ev.Maps = []Mapping{}
+	}
+	return ev, nil
+}
+
+func decodeMemWrite(b []byte, data dataSource) (MemWrite, error) {
+	var mw MemWrite
+	m := msgReader{b}
+	for {
+		field, wire, v, p, ok, err := m.next()
+		if err != nil {
+			return mw, err
+		}
+		if !ok {
+			return mw, nil
+		}
+		switch field {
+		case memAddr:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return mw, err
+			}
+			mw.Addr = v
+		case memData:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return mw, err
+			}
+			if mw.Data, err = decodeBlob(field, p, data); err != nil {
+				return mw, err
+			}
+		}
+	}
+}
+
+func decodeMapping(b []byte) (Mapping, error) {
+	var mp Mapping
+	m := msgReader{b}
+	for {
+		field, wire, v, p, ok, err := m.next()
+		if err != nil {
+			return mp, err
+		}
+		if !ok {
+			return mp, nil
+		}
+		switch field {
+		case mapStart, mapEnd, mapOffset:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return mp, err
+			}
+			switch field {
+			case mapStart:
+				mp.Start = v
+			case mapEnd:
+				mp.End = v
+			case mapOffset:
+				mp.Offset = v
+			}
+		case mapProt, mapFlags:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return mp, err
+			}
+			x, err := toUint32(field, v)
+			if err != nil {
+				return mp, err
+			}
+			if field == mapProt {
+				mp.Prot = x
+			} else {
+				mp.Flags = x
+			}
+		case mapName, mapFile:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return mp, err
+			}
+			if field == mapName {
+				mp.Name = string(p)
+			} else {
+				mp.File = string(p)
+			}
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package trace
+
+import (
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Format versions.
+const (
+	// FormatVersion is the version of the format this package writes. It
+	// is bumped for every change of the format, compatible or not.
+	FormatVersion = 1
+	// ReaderVersion is the highest RequiredReaderVersion this package can
+	// read. A writer sets RequiredReaderVersion to the oldest reader
+	// version that reads its traces correctly; it is bumped only for
+	// breaking changes (changes that old readers cannot skip over).
+	ReaderVersion = 1
+)
+
+// Names of the entries of a trace directory.
+const (
+	HeaderFile = "header.json"
+	EventsFile = "events"
+	DataFile   = "data"
+	FilesDir   = "files"
+
+	headerTemp     = "header.json.tmp"
+	maxHeaderBytes = 64 << 20
+)
+
+// Errors returned by Open and Next. Use errors.Is to test for them.
+var (
+	// ErrIncomplete is returned (wrapped) by Next after the last readable
+	// event of a trace whose recording did not end with Writer.Close.
+	ErrIncomplete = errors.New("trace is incomplete")
+	// ErrNotTrace is returned (wrapped) by Open for a directory that is
+	// not a gorr trace.
+	ErrNotTrace = errors.New("not a gorr trace")
+	// ErrUnsupportedVersion is returned (wrapped) by Open for a trace that
+	// needs a newer reader.
+	ErrUnsupportedVersion = errors.New("unsupported trace format version")
+	// ErrCorrupt is matched (errors.Is) by every *CorruptError.
+	ErrCorrupt = errors.New("trace is corrupt")
+)
+
+// Uname is the uname(2) of the recording machine.
+type Uname struct {
+	Sysname  string
+	Release  string
+	Version  string
+	Machine  string
+	Nodename string
+}
+
+// Header is the content of header.json.
+type Header struct {
+	// Version is the format version of the writer (FormatVersion).
+	Version int
+	// RequiredReaderVersion is the lowest ReaderVersion able to read the
+	// trace; Open refuses traces that need a newer reader.
+	RequiredReaderVersion int
+	GorrVersion           string
+	// UUID identifies the trace (random, RFC 4122 version 4).
+	UUID    string
+	Created time.Time
+	Argv    []string
+	Env     []string
+	Cwd     string
+	// Exe is the path of the first program.
+	Exe      string
+	Uname    Uname
+	CPUModel string
+	// BindCPU is the CPU the tracees were bound to, -1 when unbound.
+	BindCPU       int
+	CPUIDFaulting bool
+	Chaos         bool
+	XSaveSize     int
+	// Complete is true once the recorder called Writer.Close.
+	Complete bool
+	// EventCount is the number of events (valid when Complete).
+	EventCount uint64
+	// ExitStatus is the wait status of the initial process.
+	ExitStatus int
+	// Extra holds fields for forward compatibility; readers ignore keys
+	// they do not know.
+	Extra map[string]json.RawMessage `json:",omitempty"`
+}
+
+func newUUID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16]), nil
+}
+
+// writeHeader writes dir/header.json atomically: temp file, fsync,
+// rename, fsync of the directory.
+func writeHeader(dir string, h *Header) error {
+	b, err := json.MarshalIndent(h, "", "\t")
+	if err != nil {
+		return fmt.Errorf("trace: encode header: %w", err)
+	}
+	b = append(b, '\n')
+	tmp := filepath.Join(dir, headerTemp)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err != nil {
+		return fmt.Errorf("trace: write header: %w", err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("trace: write header: %w", err)
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return fmt.Errorf("trace: write header: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("trace: write header: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("trace: write header: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, HeaderFile)); err != nil {
+		return fmt.Errorf("trace: write header: %w", err)
+	}
+	return syncDir(dir)
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("trace: sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("trace: sync %s: %w", dir, err)
+	}
+	return nil
+}
+
+// readHeader reads and checks dir/header.json.
+func readHeader(dir string) (Header, error) {
+	var h Header
+	f, err := os.Open(filepath.Join(dir, HeaderFile))
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return h, fmt.Errorf("trace: %s: %w (no %s)", dir, ErrNotTrace, HeaderFile)
+		}
+		return h, fmt.Errorf("trace: %s: cannot read %s: %w", dir, HeaderFile, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxHeaderBytes+1))
+	if err != nil {
+		return h, fmt.Errorf("trace: %s: cannot read %s: %w", dir, HeaderFile, err)
+	}
+	if len(b) > maxHeaderBytes {
+		return h, fmt.Errorf("trace: %s: corrupt %s: larger than %d bytes", dir, HeaderFile, maxHeaderBytes)
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return h, fmt.Errorf("trace: %s: corrupt %s: %v", dir, HeaderFile, err)
+	}
+	if h.Version < 1 || h.RequiredReaderVersion < 1 {
+		return h, fmt.Errorf("trace: %s: %w (%s has no format version)", dir, ErrNotTrace, HeaderFile)
+	}
+	if h.RequiredReaderVersion > ReaderVersion {
+		return h, fmt.Errorf("trace: %s: %w: the trace needs reader version %d, this gorr reads up to version %d; use a newer gorr",
+			dir, ErrUnsupportedVersion, h.RequiredReaderVersion, ReaderVersion)
+	}
+	return h, nil
+}

@@ -1,0 +1,265 @@
+package trace
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// Reader reads a trace sequentially. It holds one block of each stream
+// in memory at a time. A Reader is not safe for concurrent use.
+type Reader struct {
+	dir    string
+	hdr    Header
+	files  []*os.File
+	dec    *zstd.Decoder
+	events blockReader
+	data   blockReader
+	n      uint64 // events returned so far
+	frame  []byte
+	err    error // sticky
+	// frameOff is the file offset of the events block in which the frame
+	// being decoded starts.
+	frameOff int64
+}
+
+// Open opens the trace in dir for reading. It fails when dir does not
+// exist, is not a trace (ErrNotTrace), has an unreadable or corrupt
+// header.json, or needs a newer reader (ErrUnsupportedVersion).
+func Open(dir string) (*Reader, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("trace: open %s: %w", dir, err)
+	}
+	dir = abs
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("trace: open %s: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("trace: open %s: %w (not a directory)", dir, ErrNotTrace)
+	}
+	h, err := readHeader(dir)
+	if err != nil {
+		return nil, err
+	}
+	r := &Reader{dir: dir, hdr: h}
+	if r.dec, err = newDecoder(); err != nil {
+		return nil, fmt.Errorf("trace: open %s: %w", dir, err)
+	}
+	r.events.name, r.data.name = EventsFile, DataFile
+	r.events.dec, r.data.dec = r.dec, r.dec
+	for _, s := range []*blockReader{&r.events, &r.data} {
+		f, err := os.Open(filepath.Join(dir, s.name))
+		if err != nil {
+			// A recorder killed right after writing header.json may
+			// leave no streams: that trace is just empty.
+			if errors.Is(err, os.ErrNotExist) && !h.Complete {
+				continue
+			}
+			r.Close()
+			return nil, fmt.Errorf("trace: open %s: %w", dir, err)
+		}
+		r.files = append(r.files, f)
+		s.r = bufio.NewReaderSize(f, 64<<10)
+	}
+	return r, nil
+}
+
+// Header returns the header of the trace.
+func (r *Reader) Header() Header { return r.hdr }
+
+// Dir returns the absolute path of the trace directory.
+func (r *Reader) Dir() string { return r.dir }
+
+// Path returns the absolute path of rel (a name relative to the trace
+// directory, such as Mapping.File). The result is always inside the
+// trace directory: ".." components cannot leave it.
+func (r *Reader) Path(rel string) string {
+	return filepath.Join(r.dir, filepath.Clean("/"+rel))
+}
+
+// Close releases the files of the reader.
+func (r *Reader) Close() error {
+	var err error
+	for _, f := range r.files {
+		if e := f.Close(); e != nil && err == nil {
+			err = e
+		}
+	}
+	r.files = nil
+	if r.dec != nil {
+		r.dec.Close()
+		r.dec = nil
+	}
+	if r.err == nil {
+		r.err = errors.New("trace: reader is closed")
+	}
+	return err
+}
+
+// Next returns the next event. After the last event it returns io.EOF for
+// a complete trace and, for an incomplete one, an error wrapping
+// ErrIncomplete. Damage gives a *CorruptError (errors.Is(err,
+// ErrCorrupt)) naming the file and the offset of the block. Once Next
+// returned an error, it returns it again.
+func (r *Reader) Next() (*Event, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	ev, err := r.next()
+	if err != nil {
+		r.err = err
+		return nil, err
+	}
+	r.n++
+	return ev, nil
+}
+
+func (r *Reader) next() (*Event, error) {
+	// Length prefix: a varint that may span blocks.
+	var l uint64
+	var shift uint
+	for i := 0; ; i++ {
+		c, err := r.events.readByte()
+		if i == 0 {
+			// The frame starts in the block just loaded, if any.
+			r.frameOff = r.events.blockOff
+		}
+		if err != nil {
+			if i == 0 && err == io.EOF {
+				return nil, r.end()
+			}
+			return nil, r.streamErr(err, "frame length")
+		}
+		if i == 9 && c > 1 {
+			return nil, r.frameCorrupt("bad frame length")
+		}
+		l |= uint64(c&0x7f) << shift
+		if c < 0x80 {
+			break
+		}
+		shift += 7
+	}
+	if l > maxFrameLen {
+		return nil, r.frameCorrupt(fmt.Sprintf("frame length %d exceeds the limit of %d", l, maxFrameLen))
+	}
+	if r.hdr.Complete && r.n >= r.hdr.EventCount {
+		return nil, r.frameCorrupt(fmt.Sprintf("more events than the %d of %s", r.hdr.EventCount, HeaderFile))
+	}
+	var err error
+	r.frame, err = r.events.appendN(r.frame[:0], l)
+	if err != nil {
+		return nil, r.streamErr(err, "frame")
+	}
+	ev, err := decodeEvent(r.frame, r.readData)
+	if cap(r.frame) > 4*eventsBlockSize {
+		r.frame = nil
+	}
+	if err != nil {
+		var fe *frameError
+		if errors.As(err, &fe) {
+			return nil, r.frameCorrupt(fe.reason)
+		}
+		return nil, err
+	}
+	return ev, nil
+}
+
+// end handles the clean end of the events stream.
+func (r *Reader) end() error {
+	if !r.hdr.Complete {
+		return r.incomplete("")
+	}
+	if r.n != r.hdr.EventCount {
+		return &CorruptError{File: EventsFile, Offset: r.events.next,
+			Reason: fmt.Sprintf("stream ends after event %d but %s says %d events", r.n, HeaderFile, r.hdr.EventCount)}
+	}
+	return io.EOF
+}
+
+func (r *Reader) incomplete(detail string) error {
+	if detail != "" {
+		detail = " (" + detail + ")"
+	}
+	return fmt.Errorf("%w: recording ended abnormally after event %d%s", ErrIncomplete, r.n, detail)
+}
+
+// streamErr converts an error from the events stream met inside a frame.
+func (r *Reader) streamErr(err error, what string) error {
+	var t *tornError
+	switch {
+	case err == io.EOF:
+		if !r.hdr.Complete {
+			return r.incomplete(fmt.Sprintf("%s: stream ends inside the last %s", EventsFile, what))
+		}
+		return r.frameCorrupt(fmt.Sprintf("stream ends inside the %s of event %d", what, r.n+1))
+	case errors.As(err, &t):
+		if !r.hdr.Complete {
+			return r.incomplete(t.Error())
+		}
+		return &CorruptError{File: t.file, Offset: t.offset, Reason: t.reason}
+	}
+	return err
+}
+
+func (r *Reader) frameCorrupt(reason string) error {
+	return &CorruptError{File: EventsFile, Offset: r.frameOff,
+		Reason: fmt.Sprintf("event %d: %s", r.n+1, reason)}
+}
+
+// readData returns the n bytes at offset off of the data stream. The data
+// stream is read sequentially: references must not go backwards; a
+// reference past the current position skips the bytes in between.
+func (r *Reader) readData(off, n uint64) ([]byte, error) {
+	pos := r.data.offset()
+	if off < pos {
+		return nil, r.frameCorrupt(fmt.Sprintf("data reference [%d,+%d) goes back before data position %d", off, n, pos))
+	}
+	err := r.data.skip(off - pos)
+	var out []byte
+	if err == nil {
+		out, err = r.data.appendN(make([]byte, 0, min(n, 1<<20)), n)
+	}
+	if err != nil {
+		var t *tornError
+		if errors.As(err, &t) && r.hdr.Complete {
+			return nil, &CorruptError{File: t.file, Offset: t.offset, Reason: t.reason}
+		}
+		if isEnd(err) {
+			if !r.hdr.Complete {
+				return nil, r.incomplete(fmt.Sprintf("%s: stream ends at %d, event %d needs [%d,+%d)", DataFile, r.data.offset(), r.n+1, off, n))
+			}
+			return nil, r.frameCorrupt(fmt.Sprintf("data reference [%d,+%d) beyond the end of %s (%d bytes)", off, n, DataFile, r.data.offset()))
+		}
+		return nil, err
+	}
+	return out, nil
+}
+
+// ReadAll reads the whole trace in dir. For an incomplete trace it
+// returns the readable events together with an error wrapping
+// ErrIncomplete; for damage, the events before it and the error.
+func ReadAll(dir string) (Header, []*Event, error) {
+	r, err := Open(dir)
+	if err != nil {
+		return Header{}, nil, err
+	}
+	defer r.Close()
+	var evs []*Event
+	for {
+		ev, err := r.Next()
+		if err == io.EOF {
+			return r.hdr, evs, nil
+		}
+		if err != nil {
+			return r.hdr, evs, err
+		}
+		evs = append(evs, ev)
+	}
+}

@@ -1,0 +1,357 @@
+package trace
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// flushInterval is the longest time a written event stays in memory.
+const flushInterval = 100 * time.Millisecond
+
+// ErrWriterClosed is returned by the methods of a closed Writer.
+var ErrWriterClosed = errors.New("trace: writer is closed")
+
+// Writer records a trace. Its methods are safe for concurrent use.
+//
+// Events are buffered in memory and written (compressed) when a block
+// fills, when Flush is called, and at the latest about 100 ms after they
+// were written: Write flushes when more than 100 ms passed since the
+// last flush, and a timer flushes pending events when no Write follows.
+// A recorder killed at any time thus leaves a trace readable up to its
+// last flush.
+type Writer struct {
+	mu        sync.Mutex
+	dir       string
+	hdr       Header
+	events    *os.File
+	data      *os.File
+	zenc      *zstd.Encoder
+	enc       encoder // pending data stream bytes in enc.data
+	evBuf     []byte  // pending events stream bytes
+	frame     []byte  // scratch
+	out       []byte  // scratch for compressed blocks
+	count     uint64
+	lastFlush time.Time
+	timer     *time.Timer
+	armed     bool
+	err       error // sticky write error
+	closed    bool
+
+	filesDev uint64
+	captured map[fileKey]string
+	nfiles   int
+}
+
+// Create creates a new trace in dir, which must not exist (it is created
+// with its parents, mode 0700) or be an empty directory. It writes
+// header.json with h, except that Version, RequiredReaderVersion,
+// Complete and EventCount are set by the writer, and UUID and Created
+// are filled in when empty.
+func Create(dir string, h Header) (*Writer, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
+	}
+	dir = abs
+	fi, err := os.Stat(dir)
+	switch {
+	case err == nil:
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("trace: create %s: exists and is not a directory", dir)
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("trace: create %s: %w", dir, err)
+		}
+		if len(ents) > 0 {
+			return nil, fmt.Errorf("trace: create %s: directory is not empty", dir)
+		}
+	case errors.Is(err, os.ErrNotExist):
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("trace: create %s: %w", dir, err)
+		}
+	default:
+		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
+	}
+	files := filepath.Join(dir, FilesDir)
+	if err := os.Mkdir(files, 0o700); err != nil {
+		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
+	}
+	if err := os.Chmod(files, 0o700); err != nil {
+		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
+	}
+	var st fileStat
+	if st, err = statPath(files); err != nil {
+		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
+	}
+
+	h.Version = FormatVersion
+	h.RequiredReaderVersion = 1
+	h.Complete = false
+	h.EventCount = 0
+	if h.UUID == "" {
+		if h.UUID, err = newUUID(); err != nil {
+			return nil, fmt.Errorf("trace: create %s: uuid: %w", dir, err)
+		}
+	}
+	if h.Created.IsZero() {
+		h.Created = time.Now()
+	}
+	if err := writeHeader(dir, &h); err != nil {
+		return nil, err
+	}
+
+	w := &Writer{
+		dir:       dir,
+		hdr:       h,
+		lastFlush: time.Now(),
+		filesDev:  st.dev,
+		captured:  make(map[fileKey]string),
+	}
+	if w.events, err = createFile(filepath.Join(dir, EventsFile)); err != nil {
+		return nil, err
+	}
+	if w.data, err = createFile(filepath.Join(dir, DataFile)); err != nil {
+		w.events.Close()
+		return nil, err
+	}
+	if w.zenc, err = newEncoder(); err != nil {
+		w.events.Close()
+		w.data.Close()
+		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
+	}
+	if err := syncDir(dir); err != nil {
+		w.events.Close()
+		w.data.Close()
+		return nil, err
+	}
+	return w, nil
+}
+
+func createFile(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("trace: create %s: %w", path, err)
+	}
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("trace: create %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Dir returns the absolute path of the trace directory.
+func (w *Writer) Dir() string { return w.dir }
+
+// Header returns the header written by Create (with its UUID and
+// Created filled in); a good base for the header passed to Close.
+func (w *Writer) Header() Header {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.hdr
+}
+
+// EventCount returns the number of events written so far.
+func (w *Writer) EventCount() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.count
+}
+
+// Write appends ev to the trace. It encodes ev at once: the caller may
+// reuse ev and its slices when Write returns. Write is cheap: it writes
+// to the files only when a block fills or the last flush is more than
+// 100 ms old. After a write error, every later call returns that error.
+func (w *Writer) Write(ev *Event) error {
+	if err := checkEvent(ev); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrWriterClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	dataLen, dataOff := len(w.enc.data), w.enc.dataOff
+	w.frame = w.enc.appendEvent(w.frame[:0], ev)
+	if len(w.frame) > maxFrameLen {
+		w.enc.data, w.enc.dataOff = w.enc.data[:dataLen], dataOff
+		return fmt.Errorf("trace: event frame of %d bytes exceeds the limit of %d bytes", len(w.frame), maxFrameLen)
+	}
+	w.evBuf = binary.AppendUvarint(w.evBuf, uint64(len(w.frame)))
+	w.evBuf = append(w.evBuf, w.frame...)
+	w.count++
+	if cap(w.frame) > 4*eventsBlockSize {
+		w.frame = nil
+	}
+
+	if len(w.enc.data) >= dataBlockSize {
+		if err := w.writeFullDataBlocks(); err != nil {
+			return err
+		}
+	}
+	if len(w.evBuf) >= eventsBlockSize || time.Since(w.lastFlush) >= flushInterval {
+		return w.flushLocked()
+	}
+	w.armTimer()
+	return nil
+}
+
+// armTimer makes sure pending events get flushed within flushInterval
+// even if no Write follows.
+func (w *Writer) armTimer() {
+	if w.armed {
+		return
+	}
+	w.armed = true
+	if w.timer == nil {
+		w.timer = time.AfterFunc(flushInterval, w.timerFlush)
+	} else {
+		w.timer.Reset(flushInterval)
+	}
+}
+
+func (w *Writer) timerFlush() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.armed = false
+	if w.closed || w.err != nil {
+		return
+	}
+	if len(w.evBuf) > 0 || len(w.enc.data) > 0 {
+		w.flushLocked() // error is sticky in w.err
+	}
+}
+
+// writeFullDataBlocks writes the complete data blocks pending and keeps
+// the rest in memory.
+func (w *Writer) writeFullDataBlocks() error {
+	n := len(w.enc.data) / dataBlockSize * dataBlockSize
+	if n == 0 {
+		return nil
+	}
+	w.out = appendBlocks(w.out[:0], w.zenc, w.enc.data[:n], dataBlockSize)
+	if err := w.writeOut(w.data, DataFile); err != nil {
+		return err
+	}
+	rest := copy(w.enc.data, w.enc.data[n:])
+	w.enc.data = w.enc.data[:rest]
+	if cap(w.enc.data) > 4*dataBlockSize {
+		w.enc.data = append([]byte(nil), w.enc.data...)
+	}
+	return nil
+}
+
+func (w *Writer) writeOut(f *os.File, name string) error {
+	_, err := f.Write(w.out)
+	if cap(w.out) > 4*dataBlockSize {
+		w.out = nil
+	}
+	if err != nil {
+		w.err = fmt.Errorf("trace: write %s: %w", filepath.Join(w.dir, name), err)
+		return w.err
+	}
+	return nil
+}
+
+// Flush compresses and writes the pending blocks: those of the data
+// stream first, then those of the events stream, so that a reader never
+// sees an event whose data is missing. It does not fsync.
+func (w *Writer) Flush() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrWriterClosed
+	}
+	if w.err != nil {
+		return w.err
+	}
+	return w.flushLocked()
+}
+
+func (w *Writer) flushLocked() error {
+	w.lastFlush = time.Now()
+	if len(w.enc.data) > 0 {
+		w.out = appendBlocks(w.out[:0], w.zenc, w.enc.data, dataBlockSize)
+		if err := w.writeOut(w.data, DataFile); err != nil {
+			return err
+		}
+		w.enc.data = w.enc.data[:0]
+		if cap(w.enc.data) > 4*dataBlockSize {
+			w.enc.data = nil
+		}
+	}
+	if len(w.evBuf) > 0 {
+		w.out = appendBlocks(w.out[:0], w.zenc, w.evBuf, eventsBlockSize)
+		if err := w.writeOut(w.events, EventsFile); err != nil {
+			return err
+		}
+		w.evBuf = w.evBuf[:0]
+		if cap(w.evBuf) > 4*eventsBlockSize {
+			w.evBuf = nil
+		}
+	}
+	return nil
+}
+
+// Close flushes, fsyncs the streams and the directory, and rewrites
+// header.json atomically with final, marked Complete with the number of
+// events written. final replaces the header of Create (start from
+// w.Header()), except that Version, RequiredReaderVersion, UUID and
+// Created keep the values written by Create. After a write error, Close
+// releases the files, leaves the trace incomplete and returns the error.
+func (w *Writer) Close(final Header) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrWriterClosed
+	}
+	w.closed = true
+	if w.timer != nil {
+		w.timer.Stop()
+	}
+	err := w.err
+	if err == nil {
+		err = w.flushLocked()
+	}
+	w.zenc.Close()
+	for _, f := range []*os.File{w.data, w.events} {
+		if err == nil {
+			if e := f.Sync(); e != nil {
+				err = fmt.Errorf("trace: sync %s: %w", f.Name(), e)
+			}
+		}
+		if e := f.Close(); e != nil && err == nil {
+			err = fmt.Errorf("trace: close %s: %w", f.Name(), e)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if err := syncDir(filepath.Join(w.dir, FilesDir)); err != nil {
+		return err
+	}
+	final.Version = w.hdr.Version
+	final.RequiredReaderVersion = w.hdr.RequiredReaderVersion
+	final.UUID = w.hdr.UUID
+	final.Created = w.hdr.Created
+	final.Complete = true
+	final.EventCount = w.count
+	if err := writeHeader(w.dir, &final); err != nil {
+		return err
+	}
+	w.hdr = final
+	return nil
+}

@@ -1,0 +1,84 @@
+package tracee
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// Inject runs system call nr with args in stopped task tid by pointing
+// its instruction pointer at a `syscall` instruction at scAddr, then
+// restores its registers. The task must be stopped where resuming runs
+// user code (a signal stop or a syscall-exit stop). Signals that arrive
+// meanwhile are returned so the caller can decide what to do with them.
+func Inject(tid int, scAddr uint64, nr int, args ...uint64) (int64, []int, error) {
+	saved, err := ptrace.GetRegs(tid)
+	if err != nil {
+		return 0, nil, err
+	}
+	r := saved
+	var a [6]uint64
+	copy(a[:], args)
+	ptrace.SetSyscallArgs(&r, a)
+	r[ptrace.RAX] = uint64(nr)
+	r[ptrace.ORIGRAX] = ^uint64(0)
+	r[ptrace.RIP] = scAddr
+	if err := ptrace.SetRegs(tid, &r); err != nil {
+		return 0, nil, err
+	}
+	var pending []int
+	phase := ptrace.StopSyscallEntry
+	for phase != 0 {
+		if err := ptrace.Resume(tid, ptrace.Syscall, 0); err != nil {
+			return 0, pending, err
+		}
+		st, _, err := ptrace.Wait(tid, false)
+		if err != nil {
+			return 0, pending, err
+		}
+		switch st.Kind {
+		case ptrace.StopExited:
+			return 0, pending, fmt.Errorf("inject %d into tid %d: %w", nr, tid, ErrGone)
+		case ptrace.StopSignal:
+			pending = append(pending, st.Signal)
+			continue
+		case phase:
+			if phase == ptrace.StopSyscallEntry {
+				phase = ptrace.StopSyscallExit
+			} else {
+				phase = 0
+			}
+		default:
+			if st.Kind == ptrace.StopEvent {
+				continue
+			}
+			return 0, pending, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
+		}
+	}
+	out, err := ptrace.GetRegs(tid)
+	if err != nil {
+		return 0, pending, err
+	}
+	if err := ptrace.SetRegs(tid, &saved); err != nil {
+		return 0, pending, err
+	}
+	return int64(out[ptrace.RAX]), pending, nil
+}
+
+// MustInject is Inject that turns a negative result into an error.
+func MustInject(tid int, scAddr uint64, nr int, args ...uint64) (int64, error) {
+	ret, _, err := Inject(tid, scAddr, nr, args...)
+	if err != nil {
+		return 0, err
+	}
+	if ret < 0 && ret > -4096 {
+		return ret, fmt.Errorf("injected syscall %d in tid %d failed: %w", nr, tid, unix.Errno(-ret))
+	}
+	return ret, nil
+}
+
+// RegsOf is a small helper used by callers that only need a register copy.
+func RegsOf(tid int) (trace.Regs, error) { return ptrace.GetRegs(tid) }

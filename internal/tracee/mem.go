@@ -1,0 +1,118 @@
+// Package tracee reads and writes a stopped tracee's address space,
+// parses its mappings, injects system calls into it and patches its vDSO.
+// Calls that resume the tracee (Inject) must run on the tracer thread.
+package tracee
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Mem accesses one address space.
+type Mem struct {
+	pid int
+	f   *os.File
+}
+
+// OpenMem opens the address space of process (or thread) pid.
+func OpenMem(pid int) (*Mem, error) {
+	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("open tracee memory: %w", err)
+	}
+	return &Mem{pid: pid, f: f}, nil
+}
+
+// Close releases the memory file.
+func (m *Mem) Close() error {
+	if m == nil || m.f == nil {
+		return nil
+	}
+	return m.f.Close()
+}
+
+// ReadMem reads len(buf) bytes at addr.
+func (m *Mem) ReadMem(addr uint64, buf []byte) error {
+	if len(buf) == 0 {
+		return nil
+	}
+	local := []unix.Iovec{{Base: &buf[0], Len: uint64(len(buf))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(buf)}}
+	n, err := unix.ProcessVMReadv(m.pid, local, remote, 0)
+	if err == nil && n == len(buf) {
+		return nil
+	}
+	// Fall back to /proc/pid/mem, which also reads unreadable pages.
+	k, err2 := m.f.ReadAt(buf, int64(addr))
+	if err2 == nil && k == len(buf) {
+		return nil
+	}
+	if err == nil {
+		err = err2
+	}
+	return fmt.Errorf("read %d bytes at 0x%x in pid %d: %w", len(buf), addr, m.pid, err)
+}
+
+// ReadPartial reads as much of [addr, addr+len(buf)) as is mapped and
+// readable, page by page, and returns the number of leading bytes read.
+func (m *Mem) ReadPartial(addr uint64, buf []byte) int {
+	if m.ReadMem(addr, buf) == nil {
+		return len(buf)
+	}
+	done := 0
+	for done < len(buf) {
+		next := (addr + uint64(done) + 4096) &^ 4095
+		n := int(next - addr - uint64(done))
+		if n > len(buf)-done {
+			n = len(buf) - done
+		}
+		if m.ReadMem(addr+uint64(done), buf[done:done+n]) != nil {
+			break
+		}
+		done += n
+	}
+	return done
+}
+
+// WriteMem writes data at addr (works on read-only and code pages).
+func (m *Mem) WriteMem(addr uint64, data []byte) error {
+	for len(data) > 0 {
+		n, err := m.f.WriteAt(data, int64(addr))
+		if err != nil {
+			return fmt.Errorf("write %d bytes at 0x%x in pid %d: %w", len(data), addr, m.pid, err)
+		}
+		data = data[n:]
+		addr += uint64(n)
+	}
+	return nil
+}
+
+// WriteFast writes data with process_vm_writev (writable pages only),
+// falling back to WriteMem.
+func (m *Mem) WriteFast(addr uint64, data []byte) error {
+	if len(data) == 0 {
+		return nil
+	}
+	local := []unix.Iovec{{Base: &data[0], Len: uint64(len(data))}}
+	remote := []unix.RemoteIovec{{Base: uintptr(addr), Len: len(data)}}
+	n, err := unix.ProcessVMWritev(m.pid, local, remote, 0)
+	if err == nil && n == len(data) {
+		return nil
+	}
+	return m.WriteMem(addr, data)
+}
+
+// ReadU64 reads a little-endian word.
+func (m *Mem) ReadU64(addr uint64) (uint64, error) {
+	var v uint64
+	b := unsafe.Slice((*byte)(unsafe.Pointer(&v)), 8)
+	err := m.ReadMem(addr, b)
+	return v, err
+}
+
+// ErrGone means the tracee no longer exists.
+var ErrGone = errors.New("tracee is gone")
