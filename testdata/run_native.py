@@ -8,7 +8,10 @@ EXIT-SUCCESS (unless the program is expected to die from a signal), the run is
 fast, and the two runs print different output (so replay cannot be faked by
 simply re-running the program).
 
-Usage: python3 testdata/run_native.py [-v] [NAME...]
+Usage: python3 testdata/run_native.py [-v] [--one-cpu] [NAME...]
+  -v         print the output of both runs
+  --one-cpu  run the programs pinned to CPU 0 (taskset), the way a recorder
+             that serializes all threads would run them
 """
 import json, os, shutil, signal, subprocess, sys, tempfile, time
 
@@ -31,6 +34,9 @@ def build(entry, bindir):
     return out, r.stderr
 
 
+ONE_CPU = False
+
+
 def run_once(entry, binpath):
     scratch = tempfile.mkdtemp(prefix="gorr-native-")
     try:
@@ -38,7 +44,8 @@ def run_once(entry, binpath):
             subprocess.run(entry["setup"], shell=True, cwd=scratch, check=True)
         stdin = entry.get("stdin")
         t0 = time.monotonic()
-        p = subprocess.run([binpath] + entry.get("args", []), cwd=scratch, capture_output=True,
+        prefix = ["taskset", "-c", "0"] if ONE_CPU else []
+        p = subprocess.run(prefix + [binpath] + entry.get("args", []), cwd=scratch, capture_output=True,
                            input=stdin.encode() if stdin is not None else None,
                            stdin=None if stdin is not None else subprocess.DEVNULL, timeout=20)
         dt = time.monotonic() - t0
@@ -75,8 +82,10 @@ def check(entry, bindir, verbose):
 
 def main():
     args = sys.argv[1:]
+    global ONE_CPU
     verbose = "-v" in args
-    names = [a for a in args if a != "-v"]
+    ONE_CPU = "--one-cpu" in args
+    names = [a for a in args if a not in ("-v", "--one-cpu")]
     with open(os.path.join(HERE, "manifest.json")) as f:
         manifest = json.load(f)
     known = {e["name"] for e in manifest}

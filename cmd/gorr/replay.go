@@ -17,6 +17,7 @@ var replayFlags = []flagSpec{
 	{"q", "no-redirect-output", false},
 	{"u", "cpu-unbound", false},
 	{"s", "dbgport", true},
+	{"", "verbose", false},
 }
 
 func cmdReplay(args []string) int {
@@ -46,6 +47,9 @@ func cmdReplay(args []string) int {
 	}
 	if p.has("cpu-unbound") {
 		opts.BindCPU = -1
+	}
+	if p.has("verbose") {
+		opts.Log = os.Stderr
 	}
 	signal.Ignore(syscall.SIGINT)
 	res, err := replay.Replay(opts)

@@ -1,8 +1,10 @@
 package record
 
 import (
+	"bytes"
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -106,7 +108,9 @@ func (r *recorder) onEntry(t *task) error {
 		return r.lost(t, err)
 	}
 	switch {
-	case nr == unix.SYS_EXECVE || nr == unix.SYS_EXECVEAT || nr == unix.SYS_EXIT || nr == unix.SYS_EXIT_GROUP || nr == unix.SYS_VFORK:
+	case nr == unix.SYS_EXIT || nr == unix.SYS_EXIT_GROUP:
+		return r.exitNow(t, nr)
+	case nr == unix.SYS_EXECVE || nr == unix.SYS_EXECVEAT || nr == unix.SYS_VFORK:
 		// Their next stop may come under another tid or only after other
 		// tasks ran: wait for any task.
 	case !sc.MayBlock:
@@ -260,4 +264,57 @@ func (r *recorder) stdioFlag(t *task, fd int) uint64 {
 		return FlagStderr
 	}
 	return 0
+}
+
+// exitNow lets a thread's exit complete before anything else runs, so the
+// kernel's clear_child_tid write (which wakes pthread_join) happens at a
+// point replay reproduces. A non-leader thread is reaped at once; a
+// leader stays a zombie until its threads exit, so we wait until it is
+// one. For exit_group the other threads are killed and reported later.
+func (r *recorder) exitNow(t *task, nr int) error {
+	for {
+		st, _, err := ptrace.Wait(t.tid, false)
+		if err != nil {
+			return err
+		}
+		if st.Kind == ptrace.StopExited {
+			return r.onExited(t, st)
+		}
+		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+			break
+		}
+		if err := ptrace.Resume(t.tid, ptrace.Syscall, 0); err != nil {
+			return r.lost(t, err)
+		}
+	}
+	t.dying = true
+	t.state = stKernel
+	if err := ptrace.Resume(t.tid, ptrace.Cont, 0); err != nil {
+		return r.lost(t, err)
+	}
+	if nr == unix.SYS_EXIT_GROUP {
+		return nil
+	}
+	for i := 0; ; i++ {
+		st, ok, err := ptrace.Wait(t.tid, true)
+		if err != nil {
+			return err
+		}
+		if ok && st.Kind == ptrace.StopExited {
+			return r.onExited(t, st)
+		}
+		if isZombie(t.tid) {
+			return nil
+		}
+		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
+	}
+}
+
+func isZombie(tid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
+	if err != nil {
+		return true
+	}
+	k := bytes.LastIndexByte(b, ')')
+	return k >= 0 && k+2 < len(b) && (b[k+2] == 'Z' || b[k+2] == 'X')
 }

@@ -59,18 +59,20 @@ func (e *DivergenceError) Error() string {
 }
 
 type rtask struct {
-	rec       int32
-	real      int
-	mem       *tracee.Mem
-	proc      *rproc
-	atEntry   bool // held at a syscall-entry stop
-	executing bool // that syscall runs for real
-	entry     trace.Regs
-	restart   bool // apply the kernel's syscall-restart adjustment on resume
-	exitCall  bool
-	execStub  bool
-	rewritten bool
-	fileMap   *trace.Mapping
+	rec        int32
+	real       int
+	mem        *tracee.Mem
+	proc       *rproc
+	atEntry    bool // held at a syscall-entry stop
+	executing  bool // that syscall runs for real
+	entry      trace.Regs
+	restart    bool // apply the kernel's syscall-restart adjustment on resume
+	exitCall   bool
+	gone       bool // dead (exited for real)
+	restoreMem *trace.MemWrite
+	execStub   bool
+	rewritten  bool
+	fileMap    *trace.Mapping
 }
 
 type rproc struct {
@@ -131,6 +133,12 @@ func (rp *replayer) run() (*Result, error) {
 		}
 		if err := rp.step(ev); err != nil {
 			return nil, err
+		}
+		if rp.opts.Log != nil {
+			if t := rp.tasks[ev.Tid]; t != nil {
+				r, _ := ptrace.GetRegs(t.real)
+				fmt.Fprintf(rp.opts.Log, "event %d kind %d tid %d sys %s: rip 0x%x rsp 0x%x rax 0x%x restart %v\n", rp.n, ev.Kind, ev.Tid, linux.Name(int(ev.Sysno)), r[ptrace.RIP], r[ptrace.RSP], r[ptrace.RAX], t.restart)
+			}
 		}
 	}
 	res.Events = rp.n

@@ -30,8 +30,8 @@ func executes(nr int, a [6]uint64, out *trace.Event) bool {
 	if out == nil {
 		return nr == unix.SYS_EXIT || nr == unix.SYS_EXIT_GROUP
 	}
-	if out.Kind == trace.KindExec || out.Kind == trace.KindExit {
-		return true
+	if out.Kind == trace.KindExec || out.Kind == trace.KindExit || nr == unix.SYS_RT_SIGRETURN {
+		return true // rt_sigreturn's "result" is the restored rax
 	}
 	if out.Result < 0 && out.Result > -4096 {
 		return false
@@ -158,7 +158,34 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		ptrace.SetSyscallArgs(&r, [6]uint64{sp, av, av + 8, 0, 0, 0})
 		t.execStub = true
 	case unix.SYS_EXIT, unix.SYS_EXIT_GROUP:
+		// Exit right away, as the recorder did, so that the kernel's
+		// clear_child_tid write lands at the same point of the timeline.
 		t.exitCall = true
+		return rp.exitNow(ev, t)
+	case unix.SYS_VFORK:
+		// Without CLONE_VFORK the parent does not block in the kernel; it
+		// stays held until the trace says it runs, after the child's exec.
+		r[ptrace.ORIGRAX] = unix.SYS_CLONE
+		ptrace.SetSyscallArgs(&r, [6]uint64{unix.CLONE_VM | uint64(unix.SIGCHLD), 0, 0, 0, 0, 0})
+		t.rewritten = true
+	case unix.SYS_CLONE:
+		if a[0]&unix.CLONE_VFORK == 0 {
+			return nil
+		}
+		a[0] &^= unix.CLONE_VFORK
+		ptrace.SetSyscallArgs(&r, a)
+		t.rewritten = true
+	case unix.SYS_CLONE3:
+		flags, err := t.mem.ReadU64(a[0])
+		if err != nil || flags&unix.CLONE_VFORK == 0 {
+			return nil
+		}
+		var b [8]byte
+		binary.LittleEndian.PutUint64(b[:], flags&^unix.CLONE_VFORK)
+		if err := t.mem.WriteMem(a[0], b[:]); err != nil {
+			return err
+		}
+		t.restoreMem = &trace.MemWrite{Addr: a[0], Data: binary.LittleEndian.AppendUint64(nil, flags)}
 		return nil
 	default:
 		return nil
@@ -195,7 +222,9 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 	}
 	switch ev.Result {
 	case -512, -513, -514, -516:
-		t.restart = true
+		// The kernel restarts the call when no handler runs; rt_sigreturn
+		// never restarts (it clears orig_rax).
+		t.restart = ev.Sysno != unix.SYS_RT_SIGRETURN
 	}
 	t.executing = false
 	t.atEntry = true // still held; resumed by its next event
@@ -219,10 +248,17 @@ func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
 			return rp.diverge(ev, fmt.Sprintf("%s returned 0x%x in replay, 0x%x recorded", linux.Name(nr), uint64(real), uint64(ev.Result)))
 		}
 	case unix.SYS_BRK:
+	case unix.SYS_RT_SIGRETURN:
 	default:
 		if real < 0 && real > -4096 && (ev.Result >= 0 || ev.Result < -4095) {
 			return rp.diverge(ev, fmt.Sprintf("%s failed in replay (%s) but succeeded in the recording", linux.Name(nr), linux.ErrnoName(int(-real))))
 		}
+	}
+	if t.restoreMem != nil {
+		if err := t.mem.WriteMem(t.restoreMem.Addr, t.restoreMem.Data); err != nil {
+			return err
+		}
+		t.restoreMem = nil
 	}
 	if t.rewritten {
 		// Put back the registers the rewrite changed.

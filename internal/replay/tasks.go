@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -288,11 +290,10 @@ func (rp *replayer) exit(ev *trace.Event) error {
 	delete(rp.tasks, ev.Tid)
 	defer t.mem.Close()
 	status := unix.WaitStatus(ev.Result)
+	if t.gone {
+		return nil
+	}
 	switch {
-	case t.exitCall:
-		if err := ptrace.Resume(t.real, ptrace.Cont, 0); err != nil {
-			return nil
-		}
 	case status.Signaled():
 		_ = unix.Kill(t.real, unix.SIGKILL)
 	}
@@ -308,3 +309,60 @@ func (rp *replayer) exit(ev *trace.Event) error {
 func signalName(sig int) string { return fmt.Sprintf("signal %d", sig) }
 
 var _ = os.Getpid
+
+// exitNow runs an exit or exit_group that t is entering: the task stops
+// once more at PTRACE_EVENT_EXIT, then dies. A thread (not the group
+// leader) calling exit is reaped at once; a leader lingers as a zombie
+// until its threads are gone, so we only wait until it is one.
+func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
+	if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
+		return err
+	}
+	for {
+		st, _, err := ptrace.Wait(t.real, false)
+		if err != nil {
+			return err
+		}
+		if st.Kind == ptrace.StopExited {
+			t.gone = true
+			return nil
+		}
+		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+			break
+		}
+		_ = ptrace.Resume(t.real, ptrace.Syscall, 0)
+	}
+	if err := ptrace.Resume(t.real, ptrace.Cont, 0); err != nil {
+		return err
+	}
+	if ev.Sysno == unix.SYS_EXIT_GROUP {
+		return nil // reaped at its exit event, after its threads
+	}
+	return waitDeadOrZombie(t.real, &t.gone)
+}
+
+// waitDeadOrZombie waits until tid is reaped (a non-leader thread) or a
+// zombie (a leader whose threads live on).
+func waitDeadOrZombie(tid int, gone *bool) error {
+	for i := 0; ; i++ {
+		st, ok, err := ptrace.Wait(tid, true)
+		if err != nil {
+			return err
+		}
+		if ok && st.Kind == ptrace.StopExited {
+			*gone = true
+			return nil
+		}
+		if ok {
+			_ = ptrace.Resume(tid, ptrace.Cont, 0)
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
+		if err != nil {
+			return nil
+		}
+		if k := strings.LastIndexByte(string(b), ')'); k >= 0 && k+2 < len(b) && (b[k+2] == 'Z' || b[k+2] == 'X') {
+			return nil
+		}
+		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
+	}
+}

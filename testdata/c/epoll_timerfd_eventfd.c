@@ -10,15 +10,17 @@
 #include <unistd.h>
 
 static int efd;
+static long post_ns[3];
 
 static void *poster(void *arg) {
     (void)arg;
-    for (uint64_t i = 1; i <= 3; i++) {
+    for (int i = 0; i < 3; i++) {
         usleep(1500);
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        uint64_t v = i * 1000 + ts.tv_nsec % 1000;
-        write(efd, &v, sizeof v);
+        post_ns[i] = ts.tv_nsec;
+        uint64_t one = 1; /* eventfd adds up values; several posts may be read at once */
+        write(efd, &one, sizeof one);
     }
     return NULL;
 }
@@ -45,11 +47,15 @@ int main(void) {
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
     uint64_t ticks = 0, events = 0;
-    int wakeups = 0, pipe_seen = 0;
+    int wakeups = 0, pipe_seen = 0, efd_reads = 0;
     while (events < 3 || !pipe_seen) {
         struct epoll_event out[4];
         int n = epoll_wait(ep, out, 4, 1000);
         wakeups++;
+        if (n <= 0) {
+            printf("epoll_wait returned %d: giving up\n", n);
+            return 1;
+        }
         for (int i = 0; i < n; i++) {
             uint64_t v;
             if (out[i].data.u32 == 1) {
@@ -58,8 +64,8 @@ int main(void) {
                 if (ticks >= 3 && ticks - v < 3) write(p[1], "!", 1);
             } else if (out[i].data.u32 == 2) {
                 read(efd, &v, sizeof v);
-                events++;
-                printf("eventfd value %llu\n", (unsigned long long)v);
+                events += v;
+                efd_reads++;
             } else {
                 char c;
                 read(p[0], &c, 1);
@@ -69,6 +75,8 @@ int main(void) {
         }
     }
     pthread_join(t, NULL);
+    printf("eventfd: %llu posts in %d reads, posted at ns %ld %ld %ld\n", (unsigned long long)events, efd_reads, post_ns[0], post_ns[1],
+           post_ns[2]);
     clock_gettime(CLOCK_MONOTONIC, &now);
     struct itimerspec cur;
     timerfd_gettime(tfd, &cur);

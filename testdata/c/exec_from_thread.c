@@ -12,6 +12,7 @@ static pid_t orig_pid;
 static void *blocker(void *arg) {
     (void)arg;
     for (;;) pause();
+    return NULL;
 }
 
 static void *execer(void *arg) {

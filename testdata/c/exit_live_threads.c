@@ -22,6 +22,7 @@ static void *sleeper(void *arg) {
     (void)arg;
     mark();
     for (;;) sleep(10);
+    return NULL;
 }
 
 static void *reader(void *arg) {
@@ -38,6 +39,7 @@ static void *waiter(void *arg) {
     started++;
     pthread_cond_broadcast(&cv);
     for (;;) pthread_cond_wait(&cv, &mu);
+    return NULL;
 }
 
 int main(void) {

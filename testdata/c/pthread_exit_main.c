@@ -5,7 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static pthread_t main_thread;
+static pthread_t main_thread, workers[2];
 
 static void *worker(void *arg) {
     int id = (int)(long)arg;
@@ -13,24 +13,28 @@ static void *worker(void *arg) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     printf("worker %d tid=%d done at %ld.%09ld\n", id, gettid(), (long)ts.tv_sec, ts.tv_nsec);
-    if (id == 3) {
-        /* main is a zombie thread now; joining it is allowed */
-        int r = pthread_join(main_thread, NULL);
-        printf("worker 3 joined main thread: %d\n", r);
-        printf("EXIT-SUCCESS\n");
-        fflush(stdout);
-    }
     return NULL;
+}
+
+static void *last(void *arg) {
+    (void)arg;
+    /* main is a zombie thread after pthread_exit; joining it is allowed */
+    int r = pthread_join(main_thread, NULL);
+    printf("last thread tid=%d joined main thread: %d\n", gettid(), r);
+    for (int i = 0; i < 2; i++) pthread_join(workers[i], NULL);
+    printf("last thread joined both workers\n");
+    printf("EXIT-SUCCESS\n");
+    fflush(stdout);
+    return NULL; /* the process exits with status 0 when this last thread returns */
 }
 
 int main(void) {
     main_thread = pthread_self();
-    printf("main tid=%d starting workers then calling pthread_exit\n", gettid());
+    printf("main tid=%d starting threads then calling pthread_exit\n", gettid());
     fflush(stdout);
+    for (long i = 0; i < 2; i++) pthread_create(&workers[i], NULL, worker, (void *)(i + 1));
     pthread_t t;
-    for (long i = 1; i <= 3; i++) {
-        pthread_create(&t, NULL, worker, (void *)i);
-        pthread_detach(t);
-    }
+    pthread_create(&t, NULL, last, NULL);
+    pthread_detach(t);
     pthread_exit(NULL);
 }

@@ -1,4 +1,4 @@
-// Tests reading a setup-created input directory (random file names and contents) with opendir/readdir/fopen; before_replay deletes it all.
+// Tests reading a setup-created input directory (random names and contents) via readdir/fopen; before_replay edits the files in place, deletes one and adds one.
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <stdint.h>

@@ -28,7 +28,7 @@ int main(void) {
     void *small[8];
     for (int i = 0; i < 8; i++) small[i] = malloc(16 << i);
     printf("small mallocs: %p %p %p ... %p\n", small[0], small[1], small[2], small[7]);
-    size_t big_len = (8 + r % 24) << 20;
+    size_t big_len = (2 + r % 6) << 20;
     unsigned char *big = malloc(big_len);
     printf("large malloc %zu MiB at %p (page aligned+16: %d)\n", big_len >> 20, (void *)big, ((uintptr_t)big & 0xfff) == 0x10);
     for (size_t i = 0; i < big_len; i += 4096) big[i] = (unsigned char)(i >> 12);

@@ -24,7 +24,8 @@ static void h(int sig) {
     if (sig == SIGSEGV) siglongjmp(jb, 1);
 }
 
-static int recurse(int n) {
+#pragma GCC diagnostic ignored "-Winfinite-recursion"
+static int recurse(int n) { /* overflows the stack on purpose */
     volatile char pad[4096];
     pad[0] = (char)n;
     return recurse(n + 1) + pad[0];

@@ -29,23 +29,32 @@ int main(void) {
     unsigned char r[8];
     getrandom(r, sizeof r, 0);
     pid_t parent = getpid();
+    int ack[2];
+    pipe(ack);
     fflush(stdout);
     pid_t c = fork();
     if (c == 0) {
+        /* one signal at a time: wait for the parent's ack so that no two identical signals coalesce */
         for (int i = 0; i < 6; i++) {
             usleep(300 + r[i] * 4);
             kill(parent, (r[i] & 1) ? SIGUSR1 : SIGUSR2);
-            usleep(300);
+            char a;
+            if (read(ack[0], &a, 1) != 1) _exit(1);
         }
         _exit(0);
     }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     int suspends = 0;
+    int acked = 0;
     while (nseq < 6) {
         int rc = sigsuspend(&waitmask);
         suspends++;
         if (rc != -1) printf("sigsuspend returned %d?\n", rc);
+        while (acked < nseq) {
+            write(ack[1], "k", 1);
+            acked++;
+        }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
     printf("received:");

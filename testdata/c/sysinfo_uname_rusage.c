@@ -34,12 +34,12 @@ int main(void) {
 
     /* burn a little CPU and fault in memory so the counters move */
     volatile unsigned long x = 0;
-    for (unsigned long i = 0; i < 3000000; i++) x += i * i;
-    char *mem = malloc(8 << 20);
-    for (int i = 0; i < (8 << 20); i += 4096) mem[i] = i;
+    for (unsigned long i = 0; i < 1000000; i++) x += i * i;
+    char *mem = malloc(2 << 20);
+    for (int i = 0; i < (2 << 20); i += 4096) mem[i] = i;
     pid_t pid = fork();
     if (pid == 0) {
-        for (unsigned long i = 0; i < 2000000; i++) x += i;
+        for (unsigned long i = 0; i < 500000; i++) x += i;
         _exit(0);
     }
     waitpid(pid, NULL, 0);

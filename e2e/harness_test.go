@@ -1,0 +1,241 @@
+// Package e2e records and replays real programs with the gorr binary and
+// compares what the replay reproduces with what the recording saw.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var (
+	gorrBin  string
+	buildDir string
+	rootDir  string
+)
+
+func TestMain(m *testing.M) {
+	code, err := setup(m)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e setup:", err)
+		os.Exit(1)
+	}
+	os.Exit(code)
+}
+
+func setup(m *testing.M) (int, error) {
+	if runtime.GOOS != "linux" || runtime.GOARCH != "amd64" {
+		fmt.Println("e2e: gorr needs linux/amd64; skipping")
+		return 0, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return 1, err
+	}
+	rootDir = filepath.Dir(wd)
+	buildDir, err = os.MkdirTemp("", "gorr-e2e-")
+	if err != nil {
+		return 1, err
+	}
+	defer os.RemoveAll(buildDir)
+	gorrBin = filepath.Join(buildDir, "gorr")
+	cmd := exec.Command("go", "build", "-o", gorrBin, "./cmd/gorr")
+	cmd.Dir = rootDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return 1, fmt.Errorf("build gorr: %v\n%s", err, out)
+	}
+	os.Setenv("GORR_TRACE_DIR", filepath.Join(buildDir, "traces"))
+	return m.Run(), nil
+}
+
+// Program is one entry of testdata/manifest.json.
+type Program struct {
+	Name         string   `json:"name"`
+	Lang         string   `json:"lang"`
+	Args         []string `json:"args"`
+	Stdin        string   `json:"stdin"`
+	LDFlags      []string `json:"ldflags"`
+	Exit         int      `json:"exit"`
+	Signal       int      `json:"signal"`
+	BeforeReplay string   `json:"before_replay"`
+	Setup        string   `json:"setup"`
+	Covers       string   `json:"covers"`
+}
+
+func loadManifest(t *testing.T) []Program {
+	b, err := os.ReadFile(filepath.Join(rootDir, "testdata", "manifest.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var progs []Program
+	if err := json.Unmarshal(b, &progs); err != nil {
+		t.Fatalf("manifest: %v", err)
+	}
+	return progs
+}
+
+var buildMu sync.Mutex
+
+// build compiles a corpus program once and returns its path.
+func build(t *testing.T, p Program) string {
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	out := filepath.Join(buildDir, "bin", p.Name)
+	if _, err := os.Stat(out); err == nil {
+		return out
+	}
+	os.MkdirAll(filepath.Dir(out), 0o755)
+	var cmd *exec.Cmd
+	switch p.Lang {
+	case "c":
+		args := []string{"-O1", "-g", "-pthread", "-o", out, filepath.Join(rootDir, "testdata", "c", p.Name+".c")}
+		args = append(args, p.LDFlags...)
+		cmd = exec.Command("gcc", args...)
+	case "go":
+		cmd = exec.Command("go", "build", "-o", out, "./testdata/go/"+p.Name)
+		cmd.Dir = rootDir
+	default:
+		t.Fatalf("unknown language %q", p.Lang)
+	}
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", p.Name, err, b)
+	}
+	return out
+}
+
+// Run is one execution's observable outcome.
+type Run struct {
+	Stdout, Stderr []byte
+	Code, Signal   int
+}
+
+func (r Run) String() string {
+	return fmt.Sprintf("exit=%d signal=%d\n--- stdout\n%s--- stderr\n%s", r.Code, r.Signal, r.Stdout, r.Stderr)
+}
+
+func run(ctx context.Context, dir string, stdin string, name string, args ...string) (Run, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	r := Run{Stdout: o.Bytes(), Stderr: e.Bytes()}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		ws := ee.Sys().(syscall.WaitStatus)
+		if ws.Signaled() {
+			r.Signal = int(ws.Signal())
+		} else {
+			r.Code = ws.ExitStatus()
+		}
+		err = nil
+	}
+	if ctx.Err() != nil {
+		return r, fmt.Errorf("timed out: %w", ctx.Err())
+	}
+	return r, err
+}
+
+// stripGorr removes gorr's own messages from a stderr stream.
+func stripGorr(b []byte) []byte {
+	var out []byte
+	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
+		if bytes.HasPrefix(line, []byte("gorr: ")) {
+			continue
+		}
+		out = append(out, line...)
+	}
+	return out
+}
+
+func shell(t *testing.T, dir, script string) {
+	if script == "" {
+		return
+	}
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("sh -c %q: %v\n%s", script, err, out)
+	}
+}
+
+func rounds() int {
+	if n, err := strconv.Atoi(os.Getenv("GORR_E2E_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 2
+}
+
+// recordReplay records argv in a scratch directory and replays it from a
+// different, empty directory with different stdin, returning both runs.
+func recordReplay(t *testing.T, p Program, argv []string) (rec, rep Run) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	scratch := t.TempDir()
+	shell(t, scratch, p.Setup)
+	traceDir := filepath.Join(t.TempDir(), "trace")
+	rec, err := run(ctx, scratch, p.Stdin, gorrBin, append([]string{"record", "-o", traceDir}, argv...)...)
+	if err != nil {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	if bytes.Contains(rec.Stderr, []byte("gorr: record:")) {
+		t.Fatalf("recording failed:\n%v", rec)
+	}
+	shell(t, scratch, p.BeforeReplay)
+	elsewhere := t.TempDir()
+	rep, err = run(ctx, elsewhere, "different stdin at replay\n", gorrBin, "replay", "-a", traceDir)
+	if err != nil {
+		t.Fatalf("replay: %v\n%v", err, rep)
+	}
+	return rec, rep
+}
+
+func compare(t *testing.T, rec, rep Run) {
+	t.Helper()
+	recErr, repErr := stripGorr(rec.Stderr), stripGorr(rep.Stderr)
+	if !bytes.Equal(rec.Stdout, rep.Stdout) || !bytes.Equal(recErr, repErr) || rec.Code != rep.Code || rec.Signal != rep.Signal {
+		t.Fatalf("replay differs from recording\n=== recording\n%v\n=== replay\n%v", rec, rep)
+	}
+}
+
+func TestCorpus(t *testing.T) {
+	for _, p := range loadManifest(t) {
+		t.Run(p.Name, func(t *testing.T) {
+			t.Parallel()
+			bin := build(t, p)
+			argv := append([]string{bin}, p.Args...)
+			var outputs [][]byte
+			for i := 0; i < rounds(); i++ {
+				rec, rep := recordReplay(t, p, argv)
+				if p.Signal != 0 && rec.Signal != p.Signal {
+					t.Fatalf("recorded run died of signal %d, want %d\n%v", rec.Signal, p.Signal, rec)
+				}
+				if p.Signal == 0 && rec.Code != p.Exit {
+					t.Fatalf("recorded run exited %d, want %d\n%v", rec.Code, p.Exit, rec)
+				}
+				compare(t, rec, rep)
+				outputs = append(outputs, rec.Stdout)
+			}
+			// The program must print values that change from run to run,
+			// or this test could not tell a replay from a re-run.
+			if len(outputs) > 1 && bytes.Equal(outputs[0], outputs[1]) {
+				t.Fatalf("two recordings printed the same output; the program does not exercise nondeterminism:\n%s", outputs[0])
+			}
+		})
+	}
+}
