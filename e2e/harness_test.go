@@ -72,6 +72,9 @@ type Program struct {
 	BeforeReplay string   `json:"before_replay"`
 	Setup        string   `json:"setup"`
 	Covers       string   `json:"covers"`
+	// Unsupported, when set, is a substring of the error with which gorr
+	// must refuse to record this program.
+	Unsupported string `json:"unsupported"`
 }
 
 func loadManifest(t *testing.T) []Program {
@@ -219,6 +222,10 @@ func TestCorpus(t *testing.T) {
 			t.Parallel()
 			bin := build(t, p)
 			argv := append([]string{bin}, p.Args...)
+			if p.Unsupported != "" {
+				expectUnsupported(t, p, argv)
+				return
+			}
 			var outputs [][]byte
 			for i := 0; i < rounds(); i++ {
 				rec, rep := recordReplay(t, p, argv)
@@ -237,5 +244,29 @@ func TestCorpus(t *testing.T) {
 				t.Fatalf("two recordings printed the same output; the program does not exercise nondeterminism:\n%s", outputs[0])
 			}
 		})
+	}
+}
+
+// expectUnsupported checks that gorr refuses to record p with a clear
+// message, promptly, and leaves a trace that says it is incomplete.
+func expectUnsupported(t *testing.T, p Program, argv []string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	scratch := t.TempDir()
+	shell(t, scratch, p.Setup)
+	traceDir := filepath.Join(t.TempDir(), "trace")
+	rec, err := run(ctx, scratch, p.Stdin, gorrBin, append([]string{"record", "-o", traceDir}, argv...)...)
+	if err != nil {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	if rec.Code == 0 || !bytes.Contains(rec.Stderr, []byte(p.Unsupported)) {
+		t.Fatalf("want recording to fail with %q\n%v", p.Unsupported, rec)
+	}
+	rep, err := run(ctx, t.TempDir(), "", gorrBin, "replay", "-a", traceDir)
+	if err != nil {
+		t.Fatalf("replay: %v\n%v", err, rep)
+	}
+	if rep.Code == 0 || !bytes.Contains(rep.Stderr, []byte("incomplete")) {
+		t.Fatalf("replay of a refused recording should report it incomplete\n%v", rep)
 	}
 }

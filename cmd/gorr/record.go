@@ -130,7 +130,7 @@ func signalSelf(sig syscall.Signal) {
 	var lim unix.Rlimit
 	_ = unix.Setrlimit(unix.RLIMIT_CORE, &lim)
 	signalReset(sig)
-	_ = unix.Kill(os.Getpid(), sig)
+	_ = unix.Tgkill(os.Getpid(), unix.Gettid(), sig)
 	time.Sleep(100 * time.Millisecond)
 }
 

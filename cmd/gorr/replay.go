@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
+	"unsafe"
 
+	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracedir"
@@ -51,6 +54,15 @@ func cmdReplay(args []string) int {
 	if p.has("verbose") {
 		opts.Log = os.Stderr
 	}
+	if n, err := strconv.ParseUint(os.Getenv("GORR_TEST_TAMPER_EVENT"), 10, 64); err == nil {
+		// Test hook: corrupt one recorded register so that replay must
+		// report a divergence at exactly that event.
+		opts.Tamper = func(i uint64, ev *trace.Event) {
+			if i == n && ev.Regs != nil {
+				ev.Regs[ptrace.RDI] ^= 0x40
+			}
+		}
+	}
 	signal.Ignore(syscall.SIGINT)
 	res, err := replay.Replay(opts)
 	if err != nil {
@@ -67,4 +79,11 @@ func cmdReplay(args []string) int {
 	return exitLike(res.Status)
 }
 
-func signalReset(sig syscall.Signal) { signal.Reset(sig) }
+// signalReset sets sig's disposition to SIG_DFL with a raw rt_sigaction,
+// bypassing the Go runtime (whose own handlers turn SIGABRT into a Go
+// traceback).
+func signalReset(sig syscall.Signal) {
+	signal.Reset(sig)
+	var act [4]uint64 // handler SIG_DFL, flags, restorer, mask
+	_, _, _ = syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(sig), uintptr(unsafe.Pointer(&act[0])), 0, 8, 0, 0)
+}

@@ -21,7 +21,7 @@ import (
 func synchronous(si *ptrace.SigInfo) bool {
 	switch unix.Signal(si.Signo()) {
 	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP, unix.SIGSYS:
-		return si.Code() > 0 && si.Code() != 0x80 || si.Code() == 0x80 && si.Signo() != int(unix.SIGTRAP)
+		return si.Code() > 0 // raised by the kernel for a fault (SI_KERNEL included)
 	}
 	return false
 }
@@ -143,7 +143,10 @@ func (r *recorder) deliver(t *task, sig int, si *ptrace.SigInfo, regs *trace.Reg
 		if err := r.enterHandler(t, sig, ev); err != nil {
 			return err
 		}
-	case ignored || act == linux.Ignore || act == linux.Stop || act == linux.Continue:
+	case act == linux.Stop && !ignored:
+		return &UnsupportedError{Tid: t.tid, Name: "job-control stop by " + linux.SignalName(sig),
+			Reason: "stopping a recorded process (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) is not supported yet"}
+	case ignored || act == linux.Ignore || act == linux.Continue:
 		ev.Flags |= SigIgnored
 		t.pendingSig = 0
 	default:

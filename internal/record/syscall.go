@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -34,10 +35,14 @@ type UnsupportedError struct {
 }
 
 func (e *UnsupportedError) Error() string {
-	if e.Reason == "" {
-		return fmt.Sprintf("tid %d made system call %s, which gorr does not support", e.Tid, e.Name)
+	what := "made system call " + e.Name
+	if strings.Contains(e.Name, " ") {
+		what = "hit a " + e.Name
 	}
-	return fmt.Sprintf("tid %d made system call %s, which gorr does not support: %s", e.Tid, e.Name, e.Reason)
+	if e.Reason == "" {
+		return fmt.Sprintf("tid %d %s, which gorr does not support", e.Tid, what)
+	}
+	return fmt.Sprintf("tid %d %s, which gorr does not support: %s", e.Tid, what, e.Reason)
 }
 
 func (r *recorder) onEntry(t *task) error {

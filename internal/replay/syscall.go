@@ -47,6 +47,11 @@ func executes(nr int, a [6]uint64, out *trace.Event) bool {
 		}
 	case unix.SYS_ARCH_PRCTL:
 		return a[0] == 0x1001 || a[0] == 0x1002 // ARCH_SET_GS, ARCH_SET_FS
+	case unix.SYS_SETRLIMIT:
+		return limitShapesMemory(a[0])
+	case unix.SYS_PRLIMIT64:
+		// Only for the caller itself; the old value comes from the trace.
+		return a[0] == 0 && a[2] != 0 && limitShapesMemory(a[1])
 	}
 	return false
 }
@@ -156,7 +161,13 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		av := sp + uint64(len(path)+7)&^7
 		r[ptrace.ORIGRAX] = unix.SYS_EXECVE
 		ptrace.SetSyscallArgs(&r, [6]uint64{sp, av, av + 8, 0, 0, 0})
-		t.execStub = true
+		if err := ptrace.SetRegs(t.real, &r); err != nil {
+			return err
+		}
+		// Exec now: in the recording the old address space was released
+		// during this call, before anything that follows (a vfork parent
+		// may unmap the stack holding the stub's path right after).
+		return rp.execStub(ev, t)
 	case unix.SYS_EXIT, unix.SYS_EXIT_GROUP:
 		// Exit right away, as the recorder did, so that the kernel's
 		// clear_child_tid write lands at the same point of the timeline.
@@ -350,4 +361,11 @@ func (rp *replayer) echo(ev *trace.Event, t *rtask) error {
 		}
 	}
 	return nil
+}
+
+// limitShapesMemory says whether a resource limit changes how the
+// address space behaves (where stack growth stops, when mmap fails), so
+// replay must apply it for real.
+func limitShapesMemory(res uint64) bool {
+	return res == unix.RLIMIT_STACK || res == unix.RLIMIT_AS || res == unix.RLIMIT_DATA
 }

@@ -47,29 +47,6 @@ func (rp *replayer) exec(ev *trace.Event) error {
 			return rp.diverge(ev, "exec event without an execve in progress")
 		}
 		t.execStub = false
-		st, err := rp.runTo(ev, t, ptrace.Syscall, ptrace.StopEvent, 0)
-		if err != nil {
-			return err
-		}
-		if st.Event != unix.PTRACE_EVENT_EXEC {
-			return rp.diverge(ev, fmt.Sprintf("expected exec event, got event %d", st.Event))
-		}
-		if st.Tid != t.real {
-			// A non-leader thread exec'd and took over the leader's tid.
-			for k, o := range rp.tasks {
-				if o.real == st.Tid {
-					_ = o.mem.Close()
-					delete(rp.tasks, k)
-				}
-			}
-			t.real = st.Tid
-		}
-		if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
-			return err
-		}
-		if _, err := rp.waitStop(t, ptrace.Syscall); err != nil {
-			return err
-		}
 		delete(rp.tasks, t.rec)
 		t.rec = ev.NewTid
 		t.proc = &rproc{}
@@ -207,8 +184,18 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 			return err
 		}
 		want := *ev.Regs
+		if t.rewritten {
+			// The call's number and arguments were changed for replay
+			// (vfork without CLONE_VFORK); the child inherited them.
+			for _, i := range []int{ptrace.ORIGRAX, ptrace.RDI, ptrace.RSI, ptrace.RDX, ptrace.R10, ptrace.R8, ptrace.R9} {
+				r[i] = want[i]
+			}
+		}
 		if d := compareRegs(&want, &r); len(d) > 0 {
 			return rp.diverge(ev, fmt.Sprintf("new task %d", ev.NewTid), d...)
+		}
+		if err := ptrace.SetRegs(child.real, &want); err != nil {
+			return err
 		}
 	}
 	rp.tasks[child.rec] = child
@@ -365,4 +352,97 @@ func waitDeadOrZombie(tid int, gone *bool) error {
 		}
 		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
 	}
+}
+
+// execStub runs the stub's execve that t is entering and holds t at the
+// syscall-exit stop, in the stub's address space.
+func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
+	leader := tgidOf(t.real)
+	if err := rp.resume(t, ptrace.Syscall); err != nil {
+		return err
+	}
+	// The kernel kills the caller's other threads and waits for them
+	// before the exec completes; they stop at PTRACE_EVENT_EXIT and must
+	// be let go. The exec event arrives under the leader's tid.
+	var siblings []*rtask
+	for _, o := range rp.tasks {
+		if o != t && o.proc == t.proc && !o.gone {
+			siblings = append(siblings, o)
+		}
+	}
+	for i := 0; ; i++ {
+		progressed := false
+		for _, tid := range []int{t.real, leader} {
+			st, ok, err := ptrace.Wait(tid, true)
+			if err != nil || !ok {
+				continue
+			}
+			progressed = true
+			if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXEC {
+				if st.Tid != t.real {
+					for k, o := range rp.tasks {
+						if o.real == st.Tid && o != t {
+							_ = o.mem.Close()
+							delete(rp.tasks, k)
+						}
+					}
+					t.real = st.Tid
+				}
+				if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
+					return err
+				}
+				if _, err := rp.waitStop(t, ptrace.Syscall); err != nil {
+					return err
+				}
+				t.execStub = true
+				t.executing = false
+				return nil
+			}
+			if st.Kind == ptrace.StopExited {
+				if tid == t.real {
+					return rp.diverge(ev, "task died during exec")
+				}
+				continue
+			}
+			if tid == t.real && st.Kind != ptrace.StopEvent {
+				return rp.diverge(ev, fmt.Sprintf("expected exec, got %v", st))
+			}
+			_ = ptrace.Resume(tid, ptrace.Cont, 0)
+		}
+		for _, o := range siblings {
+			if o.gone || o.real == leader {
+				continue
+			}
+			st, ok, err := ptrace.Wait(o.real, true)
+			if err != nil {
+				o.gone = true
+				continue
+			}
+			if ok {
+				progressed = true
+				if st.Kind == ptrace.StopExited {
+					o.gone = true
+				} else {
+					_ = ptrace.Resume(o.real, ptrace.Cont, 0)
+				}
+			}
+		}
+		if !progressed {
+			time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
+		}
+	}
+}
+
+func tgidOf(tid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return tid
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		var v int
+		if _, err := fmt.Sscanf(line, "Tgid:\t%d", &v); err == nil {
+			return v
+		}
+	}
+	return tid
 }

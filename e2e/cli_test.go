@@ -1,0 +1,255 @@
+package e2e
+
+import (
+	"bytes"
+	"io"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+func ctx60(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// cprog compiles a small C program written inline.
+func cprog(t *testing.T, name, src string) string {
+	dir := t.TempDir()
+	c := filepath.Join(dir, name+".c")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if out, err := exec.Command("gcc", "-O1", "-g", "-pthread", "-o", bin, c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	return bin
+}
+
+const pidTimeProg = `#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+int main(void) {
+	struct timespec ts;
+	for (int i = 0; i < 200; i++) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		printf("%d pid=%d t=%ld.%09ld\n", i, getpid(), (long)ts.tv_sec, ts.tv_nsec);
+		fflush(stdout);
+		usleep(1000);
+	}
+	return 0;
+}
+`
+
+// A recorded result that replay did not reproduce must be reported as a
+// divergence naming the event, not replayed silently.
+func TestDivergenceReported(t *testing.T) {
+	bin := cprog(t, "pidtime", pidTimeProg)
+	traceDir := filepath.Join(t.TempDir(), "trace")
+	ctx := ctx60(t)
+	if rec, err := run(ctx, t.TempDir(), "", gorrBin, "record", "-o", traceDir, bin); err != nil || rec.Code != 0 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	// Pick a syscall-entry event in the middle of the trace.
+	dump := exec.Command(gorrBin, "dump", "--json", traceDir)
+	out, err := dump.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var target int
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	for i := len(lines) / 2; i < len(lines); i++ {
+		if strings.Contains(lines[i], `"SYSCALL_ENTRY"`) {
+			m := regexp.MustCompile(`"event":(\d+)`).FindStringSubmatch(lines[i])
+			target, _ = strconv.Atoi(m[1])
+			break
+		}
+	}
+	if target == 0 {
+		t.Fatal("no syscall entry in the second half of the trace")
+	}
+	cmd := exec.CommandContext(ctx, gorrBin, "replay", "-a", traceDir)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GORR_TEST_TAMPER_EVENT=%d", target))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err = cmd.Run()
+	if err == nil {
+		t.Fatalf("replay of a tampered trace succeeded")
+	}
+	want := fmt.Sprintf("diverged at event %d", target)
+	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "rdi: recorded") {
+		t.Fatalf("want %q and the differing register in:\n%s", want, stderr.String())
+	}
+}
+
+// A recorder killed with SIGKILL leaves a trace that replays up to its
+// last written event and then says it is incomplete.
+func TestKilledRecorder(t *testing.T) {
+	bin := cprog(t, "pidtime", pidTimeProg)
+	traceDir := filepath.Join(t.TempDir(), "trace")
+	cmd := exec.Command(gorrBin, "record", "-o", traceDir, bin)
+	var stdout bytes.Buffer
+	cmd.Stdout = &stdout
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(120 * time.Millisecond)
+	// Let a flush happen, then kill.
+	time.Sleep(150 * time.Millisecond)
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	_ = cmd.Wait()
+	rep, err := run(ctx60(t), t.TempDir(), "", gorrBin, "replay", "-a", traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Code == 0 || !bytes.Contains(rep.Stderr, []byte("incomplete")) {
+		t.Fatalf("want an incomplete-trace report\n%v", rep)
+	}
+	// What was replayed is a prefix of what the recording printed.
+	if !bytes.HasPrefix(stdout.Bytes(), rep.Stdout) {
+		t.Fatalf("replayed output is not a prefix of the recorded output\nrecorded:\n%s\nreplayed:\n%s", stdout.Bytes(), rep.Stdout)
+	}
+	if len(rep.Stdout) == 0 {
+		t.Logf("no output was flushed before the kill (recorded %d bytes)", stdout.Len())
+	}
+}
+
+func TestTraceDirectoryConventions(t *testing.T) {
+	save := t.TempDir()
+	bin := cprog(t, "pidtime", pidTimeProg)
+	ctx := ctx60(t)
+	env := append(os.Environ(), "GORR_TRACE_DIR="+save)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, gorrBin, "record", "--print-trace-dir=3", bin)
+	cmd.Env = env
+	cmd.ExtraFiles = []*os.File{w}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	w.Close()
+	printed, _ := io.ReadAll(r)
+	want := filepath.Join(save, "pidtime-0")
+	if strings.TrimSpace(string(printed)) != want {
+		t.Fatalf("--print-trace-dir wrote %q, want %q", printed, want)
+	}
+	st, err := os.Stat(want)
+	if err != nil || st.Mode().Perm() != 0o700 {
+		t.Fatalf("trace dir mode %v (%v), want 0700", st.Mode().Perm(), err)
+	}
+	ents, _ := os.ReadDir(want)
+	for _, e := range ents {
+		info, _ := e.Info()
+		if !e.IsDir() && info.Mode().Perm()&0o077 != 0 {
+			t.Errorf("%s has mode %v, want private", e.Name(), info.Mode().Perm())
+		}
+	}
+	if l, err := os.Readlink(filepath.Join(save, "latest-trace")); err != nil || l != "pidtime-0" {
+		t.Fatalf("latest-trace -> %q (%v)", l, err)
+	}
+	// A second recording gets the next number; replay by bare name works.
+	cmd = exec.CommandContext(ctx, gorrBin, "record", bin)
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("record: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"replay", "-a", "pidtime-1"}, {"replay", "-a", "-q"}, {"ps", "pidtime-0"}, {"traceinfo"}, {"ls"}} {
+		cmd = exec.CommandContext(ctx, gorrBin, args...)
+		cmd.Env = env
+		cmd.Dir = t.TempDir()
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("gorr %v: %v\n%s", args, err, out)
+		}
+		if args[0] == "replay" && args[2] == "-q" && len(out) != 0 {
+			t.Fatalf("replay -q printed output: %s", out)
+		}
+		if args[0] == "ls" && !strings.Contains(string(out), "pidtime-1") {
+			t.Fatalf("ls: %s", out)
+		}
+		if args[0] == "ps" && !regexp.MustCompile(`(?m)^\d+\t--\t0\t`).Match(out) {
+			t.Fatalf("ps: %s", out)
+		}
+	}
+	cmd = exec.CommandContext(ctx, gorrBin, "rm", "pidtime-0")
+	cmd.Env = env
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("rm: %v %s", err, out)
+	}
+	if _, err := os.Stat(want); err == nil {
+		t.Fatal("rm left the trace")
+	}
+}
+
+func TestClearErrors(t *testing.T) {
+	ctx := ctx60(t)
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"record", "/nonexistent/prog"}, "cannot run /nonexistent/prog"},
+		{[]string{"record"}, "no program given"},
+		{[]string{"record", "--bogus", "true"}, "unknown option --bogus"},
+		{[]string{"replay", "-a", "/nonexistent/trace"}, "/nonexistent/trace"},
+		{[]string{"replay", "-a", t.TempDir()}, "not a gorr trace"},
+		{[]string{"frobnicate"}, "unknown command"},
+	}
+	for _, c := range cases {
+		r, err := run(ctx, t.TempDir(), "", gorrBin, c.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Code == 0 || !bytes.Contains(r.Stderr, []byte(c.want)) {
+			t.Errorf("gorr %v: want failure mentioning %q\n%v", c.args, c.want, r)
+		}
+	}
+}
+
+// Programs nobody here wrote record and replay identically.
+func TestRealPrograms(t *testing.T) {
+	work := t.TempDir()
+	if err := os.WriteFile(filepath.Join(work, "x.c"), []byte("#include <stdio.h>\nint main(void){puts(\"compiled\");return 0;}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		argv []string
+		need string
+	}{
+		{"sh-pipeline", []string{"sh", "-c", "echo $$ $(date +%N) | tr 0-9 a-j | cat; ls / | wc -l; head -c 16 /dev/urandom | od -An -tx1"}, "sh"},
+		{"python3", []string{"python3", "-c", "import os,time,random; print(os.getpid(), time.time(), random.random(), os.urandom(8).hex())"}, "python3"},
+		{"perl", []string{"perl", "-e", "print $$, ' ', time, ' ', rand(), qq(\\n)"}, "perl"},
+		{"gcc", []string{"sh", "-c", "gcc -o x" + strconv.Itoa(os.Getpid()) + " x.c && ./x" + strconv.Itoa(os.Getpid()) + " && date +%N"}, "gcc"},
+		{"git", []string{"sh", "-c", "git init -q repo && cd repo && date +%N > f && git add f && git -c user.name=a -c user.email=a@b commit -qm m && git log --format=%H%n%ad"}, "git"},
+		{"tar-gzip", []string{"sh", "-c", "mkdir -p d && head -c 3000 /dev/urandom > d/r && date +%N > d/t && tar czf a.tgz d && tar tzvf a.tgz && md5sum a.tgz"}, "tar"},
+		{"go-version", []string{"go", "version"}, "go"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			if _, err := exec.LookPath(c.need); err != nil {
+				t.Skipf("%s not installed", c.need)
+			}
+			p := Program{Name: c.name, Setup: "cp " + filepath.Join(work, "x.c") + " ."}
+			path, _ := exec.LookPath(c.argv[0])
+			argv := append([]string{path}, c.argv[1:]...)
+			rec, rep := recordReplay(t, p, argv)
+			if rec.Code != 0 {
+				t.Fatalf("recorded run failed:\n%v", rec)
+			}
+			compare(t, rec, rep)
+		})
+	}
+}
