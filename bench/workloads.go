@@ -1,0 +1,314 @@
+package main
+
+import (
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+)
+
+// A workload is one program run natively, under `gorr record` and under
+// `gorr replay`.
+type workload struct {
+	name string
+	desc string
+	dir  string   // working directory of every run
+	argv []string // the command
+	// reset, when non-nil, runs (untimed) before every native run and every
+	// recording, so that each one starts from the same state.
+	reset func() error
+}
+
+// setupFunc prepares a workload's files under its own directory dir.
+type setupFunc func(dir string) (*workload, error)
+
+// workloads lists the workloads in the order they run and are reported.
+var workloads = []struct {
+	name  string
+	setup setupFunc
+}{
+	{"syscall-heavy", setupSyscallHeavy},
+	{"cpu-bound", setupCPUBound},
+	{"process-heavy", setupProcessHeavy},
+	{"multi-threaded", setupMultiThreaded},
+	{"go-program", setupGoProgram},
+}
+
+// setupSyscallHeavy generates a tree of 2000 files of 1-8 KiB in 40
+// directories; the workload copies it with `cp -a src dst`.
+func setupSyscallHeavy(dir string) (*workload, error) {
+	const nDirs, filesPerDir = 40, 50
+	rng := rand.New(rand.NewSource(1)) // the same tree on every run
+	src := filepath.Join(dir, "src")
+	for d := 0; d < nDirs; d++ {
+		sub := filepath.Join(src, fmt.Sprintf("dir%02d", d))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return nil, err
+		}
+		for f := 0; f < filesPerDir; f++ {
+			buf := make([]byte, 1024+rng.Intn(7*1024+1))
+			rng.Read(buf)
+			name := filepath.Join(sub, fmt.Sprintf("file%03d.dat", f))
+			if err := os.WriteFile(name, buf, 0o644); err != nil {
+				return nil, err
+			}
+		}
+	}
+	dst := filepath.Join(dir, "dst")
+	return &workload{
+		name:  "syscall-heavy",
+		desc:  fmt.Sprintf("cp -a of %d files of 1-8 KiB in %d directories", nDirs*filesPerDir, nDirs),
+		dir:   dir,
+		argv:  []string{"cp", "-a", "src", "dst"},
+		reset: func() error { return os.RemoveAll(dst) },
+	}, nil
+}
+
+const cpuBoundC = `#include <stdint.h>
+#include <stdio.h>
+
+/* A pure compute loop: no system call between start-up and the final printf. */
+int main(void) {
+	uint64_t x = 88172645463325252ULL, sum = 0;
+	for (long i = 0; i < 300000000L; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		sum += x * 0x9E3779B97F4A7C15ULL + (uint64_t)i;
+	}
+	printf("checksum %016llx\n", (unsigned long long)sum);
+	return 0;
+}
+`
+
+// setupCPUBound compiles a C program that runs a compute loop for a few
+// hundred milliseconds without any system call.
+func setupCPUBound(dir string) (*workload, error) {
+	exe, err := compileC(dir, "cpu.c", cpuBoundC)
+	if err != nil {
+		return nil, err
+	}
+	return &workload{
+		name: "cpu-bound",
+		desc: "C compute loop (xorshift, 3e8 iterations, gcc -O2), prints a checksum",
+		dir:  dir,
+		argv: []string{exe},
+	}, nil
+}
+
+const processHeavyScript = `i=0
+while [ $i -lt 70 ]; do
+	/bin/true
+	echo $i | cat > /dev/null
+	i=$((i+1))
+done
+`
+
+// setupProcessHeavy returns a shell loop that forks about 200 short-lived
+// processes (per iteration: /bin/true, the echo side of the pipe, cat).
+func setupProcessHeavy(dir string) (*workload, error) {
+	return &workload{
+		name: "process-heavy",
+		desc: "sh -c loop of 70 iterations: /bin/true; echo $i | cat > /dev/null (210 forks)",
+		dir:  dir,
+		argv: []string{"sh", "-c", processHeavyScript},
+	}, nil
+}
+
+const multiThreadedC = `#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define NTHREADS 4
+#define ITERS 20000
+#define WRITES_PER_THREAD (ITERS / 4)
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static long counter;
+static long pids;
+static int fds[2];
+
+/* Each thread mixes mutex-protected updates with system calls: a pipe
+   write, getpid or clock_gettime, in turn. No thread ever spins. */
+static void *worker(void *arg) {
+	long id = (long)arg;
+	char msg[8] = {'w', (char)('0' + id), 0, 0, 0, 0, 0, '\n'};
+	struct timespec ts;
+	for (int i = 0; i < ITERS; i++) {
+		pthread_mutex_lock(&mu);
+		counter++;
+		pthread_mutex_unlock(&mu);
+		switch (i % 4) {
+		case 0:
+			if (write(fds[1], msg, sizeof msg) != sizeof msg) {
+				perror("write");
+				exit(1);
+			}
+			break;
+		case 1:
+			if (syscall(SYS_getpid) > 0) {
+				pthread_mutex_lock(&mu);
+				pids++;
+				pthread_mutex_unlock(&mu);
+			}
+			break;
+		default:
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			break;
+		}
+	}
+	return NULL;
+}
+
+int main(void) {
+	pthread_t th[NTHREADS];
+	if (pipe(fds) != 0) {
+		perror("pipe");
+		return 1;
+	}
+	for (long t = 0; t < NTHREADS; t++) {
+		if (pthread_create(&th[t], NULL, worker, (void *)t) != 0) {
+			fprintf(stderr, "pthread_create failed\n");
+			return 1;
+		}
+	}
+	/* The main thread drains the pipe (blocking reads) so writers never
+	   block for long; it knows exactly how many bytes to expect. */
+	long want = (long)NTHREADS * WRITES_PER_THREAD * 8, got = 0;
+	char buf[4096];
+	while (got < want) {
+		ssize_t n = read(fds[0], buf, sizeof buf);
+		if (n <= 0) {
+			perror("read");
+			return 1;
+		}
+		got += n;
+	}
+	for (int t = 0; t < NTHREADS; t++)
+		pthread_join(th[t], NULL);
+	printf("counter %ld pids %ld bytes %ld\n", counter, pids, got);
+	return counter == (long)NTHREADS * ITERS ? 0 : 1;
+}
+`
+
+// setupMultiThreaded compiles a C program whose 4 pthreads share a
+// mutex-protected counter and make system calls in their loop.
+func setupMultiThreaded(dir string) (*workload, error) {
+	exe, err := compileC(dir, "threads.c", multiThreadedC, "-pthread")
+	if err != nil {
+		return nil, err
+	}
+	return &workload{
+		name: "multi-threaded",
+		desc: "C, 4 pthreads x 20000 iterations: mutex + shared counter, then pipe write / getpid / clock_gettime",
+		dir:  dir,
+		argv: []string{exe},
+	}, nil
+}
+
+const goProgram = `package main
+
+import (
+	"fmt"
+	"hash/fnv"
+	"sync"
+	"time"
+)
+
+// A pipeline: a producer, 8 worker goroutines that allocate and hash
+// buffers, a collector, and timers ticking while it runs.
+func main() {
+	const items = 150000
+	jobs := make(chan int, 64)
+	results := make(chan uint64, 64)
+	var wg sync.WaitGroup
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				buf := make([]byte, 64+(j*37)%2048)
+				for k := range buf {
+					buf[k] = byte(j + k)
+				}
+				m := map[int]int{j: len(buf), j + 1: k(j)}
+				h := fnv.New64a()
+				h.Write(buf)
+				results <- h.Sum64() + uint64(m[j])
+			}
+		}()
+	}
+	go func() {
+		for i := 0; i < items; i++ {
+			jobs <- i
+		}
+		close(jobs)
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+
+	ticker := time.NewTicker(20 * time.Millisecond)
+	defer ticker.Stop()
+	timeout := time.After(time.Minute)
+	var sum uint64
+	n, ticks := 0, 0
+	for results != nil {
+		select {
+		case r, ok := <-results:
+			if !ok {
+				results = nil
+				break
+			}
+			sum += r
+			n++
+		case <-ticker.C:
+			ticks++
+		case <-timeout:
+			panic("timeout")
+		}
+	}
+	time.Sleep(5 * time.Millisecond)
+	// ticks depends on timing, so only whether there were any is printed.
+	fmt.Printf("items %d sum %016x ticked %v\n", n, sum, ticks > 0)
+}
+
+func k(j int) int { return j * j }
+`
+
+// setupGoProgram builds a Go program using goroutines, channels, timers
+// and allocation.
+func setupGoProgram(dir string) (*workload, error) {
+	src := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(src, []byte(goProgram), 0o644); err != nil {
+		return nil, err
+	}
+	exe := filepath.Join(dir, "goprog")
+	if out, err := combinedOutput(dir, "go", "build", "-o", exe, src); err != nil {
+		return nil, fmt.Errorf("go build: %v\n%s", err, out)
+	}
+	return &workload{
+		name: "go-program",
+		desc: "Go: producer, 8 worker goroutines allocating and hashing buffers, channels, a ticker",
+		dir:  dir,
+		argv: []string{exe},
+	}, nil
+}
+
+// compileC writes source to dir/name and compiles it with gcc -O2.
+func compileC(dir, name, source string, extra ...string) (string, error) {
+	src := filepath.Join(dir, name)
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		return "", err
+	}
+	exe := src[:len(src)-len(filepath.Ext(src))]
+	args := append([]string{"-O2", "-Wall", "-o", exe, src}, extra...)
+	if out, err := combinedOutput(dir, "gcc", args...); err != nil {
+		return "", fmt.Errorf("gcc %s: %v\n%s", name, err, out)
+	}
+	return exe, nil
+}
