@@ -189,13 +189,14 @@ func recordReplay(t *testing.T, p Program, argv []string) (rec, rep Run) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	scratch := t.TempDir()
+	scratch := tempDir(t)
 	shell(t, scratch, p.Setup)
-	traceDir := filepath.Join(t.TempDir(), "trace")
+	traceDir := filepath.Join(tempDir(t), "trace")
 	rec, err := run(ctx, scratch, p.Stdin, gorrBin, append([]string{"record", "-o", traceDir}, argv...)...)
 	if err != nil {
 		t.Fatalf("record: %v\n%v", err, rec)
 	}
+	t.Logf("trace %s", traceDir)
 	if bytes.Contains(rec.Stderr, []byte("gorr: record:")) {
 		t.Fatalf("recording failed:\n%v", rec)
 	}
@@ -269,4 +270,17 @@ func expectUnsupported(t *testing.T, p Program, argv []string) {
 	if rep.Code == 0 || !bytes.Contains(rep.Stderr, []byte("incomplete")) {
 		t.Fatalf("replay of a refused recording should report it incomplete\n%v", rep)
 	}
+}
+
+// tempDir is t.TempDir, or a directory kept after the test when
+// GORR_E2E_KEEP is set (to inspect traces of failures).
+func tempDir(t *testing.T) string {
+	if os.Getenv("GORR_E2E_KEEP") == "" {
+		return t.TempDir()
+	}
+	d, err := os.MkdirTemp("", "gorr-e2e-keep-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
 }

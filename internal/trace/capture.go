@@ -62,10 +62,12 @@ const maxBaseLen = 200
 // device, inode, size and modification time) is not captured again: its
 // first name is returned.
 //
-// The file is hard-linked when it is on the filesystem of the trace,
-// owned by root and not writable by group or others: such files are
-// replaced by rename (package managers), never rewritten in place, so the
-// link keeps the recorded content. A linked file keeps its owner and
+// The file is hard-linked when it lives in a system directory managed by
+// the package manager (/usr, /lib, /lib64, /bin, /sbin, /etc), is on the
+// filesystem of the trace, owned by root and not writable by group or
+// others: such files are replaced by rename, never rewritten in place, so
+// the link keeps the recorded content. Anything else (a program being
+// developed, its input files) may be rewritten in place and is copied. A linked file keeps its owner and
 // mode. Otherwise (or when the link fails) the content is copied to a new
 // file of mode 0600.
 func (w *Writer) CaptureFile(path string) (rel string, err error) {
@@ -112,7 +114,7 @@ func (w *Writer) CaptureFile(path string) (rel string, err error) {
 	dst := filepath.Join(w.dir, rel)
 
 	linked := false
-	if st.dev == w.filesDev && st.uid == 0 && st.mode&0o022 == 0 {
+	if st.dev == w.filesDev && st.uid == 0 && st.mode&0o022 == 0 && systemPath(path) {
 		linked = linkFD(src, dst, st.key)
 	}
 	if !linked {
@@ -164,4 +166,15 @@ func copyFile(src *os.File, dst string) (err error) {
 		return err
 	}
 	return out.Close()
+}
+
+// systemPath reports whether path is under a directory whose files are
+// installed and replaced by the package manager.
+func systemPath(path string) bool {
+	for _, dir := range []string{"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/"} {
+		if strings.HasPrefix(filepath.Clean(path), dir) {
+			return true
+		}
+	}
+	return false
 }

@@ -117,17 +117,34 @@ func TestCaptureCopy(t *testing.T) {
 	}
 }
 
-// TestCaptureLink: a root-owned file not writable by group/others on the
-// filesystem of the trace is hard-linked.
+// TestCaptureLink: a root-owned file not writable by group/others in a
+// system directory on the filesystem of the trace is hard-linked; the
+// same kind of file elsewhere (a program under development, its input) is
+// copied, since it may be rewritten in place.
 func TestCaptureLink(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to own a file as root")
 	}
-	root := t.TempDir()
+	sys, err := os.MkdirTemp("/usr/local/lib", "gorr-capture-test-")
+	if err != nil {
+		t.Skipf("cannot create a directory under /usr: %v", err)
+	}
+	defer os.RemoveAll(sys)
+	root, err := os.MkdirTemp(sys, "trace-parent-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	dir := filepath.Join(root, "trace")
 	w := mustCreate(t, dir)
 	defer mustClose(t, w)
-	lib := filepath.Join(root, "libc.so.6")
+	user := filepath.Join(t.TempDir(), "input.bin")
+	os.WriteFile(user, []byte("data v1"), 0o644)
+	if rel, err := w.CaptureFile(user); err != nil {
+		t.Fatal(err)
+	} else if sameInode(t, filepath.Join(dir, rel), user) {
+		t.Error("a file outside system directories was linked, want a copy")
+	}
+	lib := filepath.Join(sys, "libc.so.6")
 	os.WriteFile(lib, []byte("libc v1"), 0o644)
 	os.Chmod(lib, 0o755)
 	rel, err := w.CaptureFile(lib)
@@ -136,7 +153,7 @@ func TestCaptureLink(t *testing.T) {
 	}
 	got := filepath.Join(dir, rel)
 	if !sameInode(t, got, lib) {
-		t.Fatal("root-owned read-only file was copied, want a link")
+		t.Fatal("root-owned read-only system file was copied, want a link")
 	}
 	// A package manager replaces the file by rename: the link keeps v1.
 	tmp := lib + ".new"

@@ -1,0 +1,273 @@
+// Command bench measures gorr's overhead: for each of a few generated
+// workloads it times the native run, `gorr record` and `gorr replay`, and
+// measures the trace size, then prints a table.
+//
+// Usage, from anywhere in the module:
+//
+//	go run ./bench [-n 3] [-only NAME] [-markdown] [-keep]
+package main
+
+import (
+	"bufio"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+func main() {
+	n := flag.Int("n", 3, "repetitions of each measurement (the median is reported)")
+	only := flag.String("only", "", "run only the workload `NAME`")
+	markdown := flag.Bool("markdown", false, "print the table as a Markdown table")
+	keep := flag.Bool("keep", false, "keep the temporary directory (workloads, last traces)")
+	flag.Parse()
+	if *n < 1 || flag.NArg() > 0 {
+		flag.Usage()
+		os.Exit(2)
+	}
+	if *only != "" && !knownWorkload(*only) {
+		fatalf("unknown workload %q; known: %s", *only, strings.Join(workloadNames(), ", "))
+	}
+
+	root, err := moduleRoot()
+	if err != nil {
+		fatalf("%v", err)
+	}
+	tmp, err := os.MkdirTemp("", "gorr-bench-")
+	if err != nil {
+		fatalf("%v", err)
+	}
+	if *keep {
+		logf("keeping %s", tmp)
+	} else {
+		defer os.RemoveAll(tmp)
+	}
+
+	gorr := filepath.Join(tmp, "gorr")
+	logf("building gorr from %s", root)
+	if out, err := combinedOutput(root, "go", "build", "-o", gorr, "./cmd/gorr"); err != nil {
+		os.RemoveAll(tmp)
+		fatalf("go build ./cmd/gorr: %v\n%s", err, out)
+	}
+
+	var results []*result
+	for _, wl := range workloads {
+		if *only != "" && wl.name != *only {
+			continue
+		}
+		results = append(results, runWorkload(wl.name, wl.setup, gorr, tmp, *n))
+	}
+
+	fmt.Println()
+	printMachine(os.Stdout, root, *n)
+	fmt.Println()
+	if *markdown {
+		printMarkdown(os.Stdout, results)
+	} else {
+		printText(os.Stdout, results)
+	}
+
+	failed := false
+	for _, r := range results {
+		if r.err != nil {
+			failed = true
+		}
+	}
+	if failed {
+		if !*keep {
+			os.RemoveAll(tmp)
+		}
+		os.Exit(1)
+	}
+}
+
+// runWorkload sets up and measures one workload, reporting progress and
+// failures (with the child's full stderr) on stderr.
+func runWorkload(name string, setup setupFunc, gorr, tmp string, n int) *result {
+	dir := filepath.Join(tmp, name)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &result{w: &workload{name: name}, failedStage: "setup", err: err}
+	}
+	logf("%s: setting up", name)
+	w, err := setup(dir)
+	if err != nil {
+		logf("%s: FAILED in setup: %v", name, err)
+		return &result{w: &workload{name: name}, failedStage: "setup", err: err}
+	}
+	logf("%s: %s; %d runs each of native, record, replay", name, w.desc, n)
+	traces := filepath.Join(tmp, "traces")
+	if err := os.MkdirAll(traces, 0o755); err != nil {
+		return &result{w: w, failedStage: "setup", err: err}
+	}
+	r := measure(w, gorr, traces, n)
+	for _, warning := range r.warnings {
+		logf("%s: WARNING: %s", name, warning)
+	}
+	if r.err != nil {
+		logf("%s: FAILED in %s: %v", name, r.failedStage, r.err)
+		var re *runError
+		if errors.As(r.err, &re) && len(re.stderr) > 0 {
+			logf("%s: stderr of the failed run:\n%s", name, re.stderr)
+		}
+	} else {
+		logf("%s: native %.0f ms, record %.0f ms, replay %.0f ms (medians)", name,
+			ms(median(r.native)), ms(median(r.record)), ms(median(r.replay)))
+	}
+	return r
+}
+
+// The table's columns.
+var header = []string{"workload", "native (ms)", "record (ms)", "replay (ms)",
+	"record/native", "replay/native", "replay/record",
+	"trace MB", "captured files MB", "hard-linked MB (not counted)"}
+
+// row formats a result as table cells. A failed measurement shows
+// "failed: <reason>" in its column and "-" in the columns that depend on it.
+func row(r *result) []string {
+	cells := []string{r.w.name}
+	stage := func(name string, xs []time.Duration) string {
+		if r.failedStage == name {
+			return "failed: " + short(r.err)
+		}
+		if len(xs) == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f", ms(median(xs)))
+	}
+	cells = append(cells,
+		stage("native", r.native), stage("record", r.record), stage("replay", r.replay))
+	if r.failedStage == "setup" {
+		cells[1] = "failed: " + short(r.err)
+	}
+	ratio := func(a, b []time.Duration) string {
+		if len(a) == 0 || len(b) == 0 || r.err != nil {
+			return "-"
+		}
+		return fmt.Sprintf("%.1fx", float64(median(a))/float64(median(b)))
+	}
+	cells = append(cells, ratio(r.record, r.native), ratio(r.replay, r.native), ratio(r.replay, r.record))
+	if len(r.sizes) == 0 || r.err != nil {
+		return append(cells, "-", "-", "-")
+	}
+	s := sizeMedians(r.sizes)
+	return append(cells, mb(s.total), mb(s.files), mb(s.linked))
+}
+
+func printMarkdown(w io.Writer, results []*result) {
+	fmt.Fprintf(w, "| %s |\n", strings.Join(header, " | "))
+	sep := make([]string, len(header))
+	for i := range sep {
+		sep[i] = "---:"
+	}
+	sep[0] = "---"
+	fmt.Fprintf(w, "|%s|\n", strings.Join(sep, "|"))
+	for _, r := range results {
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row(r), " | "))
+	}
+}
+
+func printText(w io.Writer, results []*result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(header, "\t"))
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(row(r), "\t"))
+	}
+	tw.Flush()
+}
+
+// printMachine prints where and when the numbers were measured.
+func printMachine(w io.Writer, root string, n int) {
+	fmt.Fprintf(w, "- date: %s\n", time.Now().Format("2006-01-02 15:04 MST"))
+	fmt.Fprintf(w, "- kernel (uname -r): %s\n", commandLine("", "uname", "-r"))
+	fmt.Fprintf(w, "- CPU: %s\n", cpuModel())
+	fmt.Fprintf(w, "- nproc: %s\n", commandLine("", "nproc"))
+	fmt.Fprintf(w, "- %s, %s\n", commandLine("", "go", "version"), commandLine("", "gcc", "--version"))
+	if rev := commandLine(root, "git", "rev-parse", "--short", "HEAD"); rev != "?" {
+		if commandLine(root, "git", "status", "--porcelain", "--untracked-files=no") != "" {
+			rev += " (with uncommitted changes)"
+		}
+		fmt.Fprintf(w, "- gorr commit: %s\n", rev)
+	}
+	fmt.Fprintf(w, "- median of %d runs; MB = 10^6 bytes\n", n)
+}
+
+// commandLine returns the first line of a command's output, or "?".
+func commandLine(dir, name string, args ...string) string {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return "?"
+	}
+	line, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(line)
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return "?"
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if key, val, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(key) == "model name" {
+			return strings.TrimSpace(val)
+		}
+	}
+	return "?"
+}
+
+// moduleRoot walks up from the current directory to the one holding go.mod.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("go.mod not found in the current directory or its parents")
+		}
+		dir = parent
+	}
+}
+
+func knownWorkload(name string) bool {
+	for _, wl := range workloads {
+		if wl.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func workloadNames() []string {
+	var names []string
+	for _, wl := range workloads {
+		names = append(names, wl.name)
+	}
+	return names
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func mb(b int64) string { return fmt.Sprintf("%.2f", float64(b)/1e6) }
+
+func logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+func fatalf(format string, args ...any) {
+	logf(format, args...)
+	os.Exit(1)
+}

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// runTimeout bounds every child process, so that a hang fails the run
+// instead of blocking the benchmark.
+const runTimeout = 5 * time.Minute
+
+// newCmd returns a command bound to ctx that runs in its own process group;
+// when ctx expires the whole group (gorr and its tracees) is killed.
+func newCmd(ctx context.Context, dir, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
+}
+
+// combinedOutput runs a set-up command (compiler, go build) with the time box.
+func combinedOutput(dir, name string, args ...string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	return newCmd(ctx, dir, name, args...).CombinedOutput()
+}
+
+// runResult is one timed run of a command.
+type runResult struct {
+	wall           time.Duration
+	stdout, stderr []byte
+}
+
+// run runs argv in dir and times it from start to exit. A non-zero exit
+// status or a timeout is an error that quotes the end of the stderr.
+func run(dir string, argv ...string) (runResult, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := newCmd(ctx, dir, argv[0], argv[1:]...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	res := runResult{time.Since(start), stdout.Bytes(), stderr.Bytes()}
+	if ctx.Err() != nil {
+		err = fmt.Errorf("timed out after %v", runTimeout)
+	}
+	if err != nil {
+		return res, &runError{argv: argv, err: err, stderr: res.stderr}
+	}
+	return res, nil
+}
+
+// runError reports a failed run with the child's stderr.
+type runError struct {
+	argv   []string
+	err    error
+	stderr []byte
+}
+
+func (e *runError) Error() string {
+	return fmt.Sprintf("%s: %v", strings.Join(e.argv, " "), e.err)
+}
+
+// short is a one-line reason for the table: the error, or the last
+// meaningful line of the child's stderr.
+func short(err error) string {
+	msg := err.Error()
+	var re *runError
+	if errors.As(err, &re) {
+		msg = re.err.Error()
+		lines := strings.Split(strings.TrimSpace(string(re.stderr)), "\n")
+		for i := len(lines) - 1; i >= 0; i-- {
+			if l := strings.TrimSpace(lines[i]); l != "" && !strings.Contains(l, "Saving execution") {
+				msg += ": " + l
+				break
+			}
+		}
+	}
+	msg = strings.ReplaceAll(msg, "|", "/") // keep Markdown tables intact
+	if len(msg) > 90 {
+		msg = msg[:87] + "..."
+	}
+	return msg
+}
+
+// traceSize is the disk usage of one trace directory.
+type traceSize struct {
+	total  int64 // all files, except hard links under files/ (link count > 1)
+	files  int64 // the part of total that is copies under files/
+	linked int64 // hard links under files/, not counted in total
+}
+
+// measureTrace sums the sizes of the regular files under dir. A file under
+// dir/files whose link count is above 1 is a hard link to the original
+// mapped file: it costs no space and counts as 0 (reported as linked).
+func measureTrace(dir string) (traceSize, error) {
+	var s traceSize
+	filesDir := filepath.Join(dir, "files") + string(filepath.Separator)
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		size := info.Size()
+		if !strings.HasPrefix(path, filesDir) {
+			s.total += size
+			return nil
+		}
+		if st, ok := info.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+			s.linked += size
+			return nil
+		}
+		s.total += size
+		s.files += size
+		return nil
+	})
+	return s, err
+}
+
+// result holds the N samples of each measurement of one workload.
+type result struct {
+	w                      *workload
+	native, record, replay []time.Duration
+	sizes                  []traceSize
+	failedStage            string // "setup", "native", "record", "replay" or ""
+	err                    error
+	warnings               []string
+}
+
+func (r *result) fail(stage string, err error) {
+	r.failedStage, r.err = stage, err
+}
+
+// measure runs the workload n times natively, under gorr record and under
+// gorr replay, interleaved so that drifts of the machine affect all three
+// alike. The first recording is also checked: its output must match the
+// native run's, and a non-quiet replay must reproduce it. A gorr failure
+// stops the gorr runs but not the native ones.
+func measure(w *workload, gorr, traceRoot string, n int) *result {
+	r := &result{w: w}
+	for i := 0; i < n; i++ {
+		if err := reset(w); err != nil {
+			r.fail("native", err)
+			return r
+		}
+		nat, err := run(w.dir, w.argv...)
+		if err != nil {
+			r.fail("native", err)
+			return r
+		}
+		r.native = append(r.native, nat.wall)
+		if r.err != nil {
+			continue
+		}
+
+		trace := filepath.Join(traceRoot, fmt.Sprintf("%s-%d", w.name, i))
+		if err := os.RemoveAll(trace); err != nil {
+			r.fail("record", err)
+			continue
+		}
+		if err := reset(w); err != nil {
+			r.fail("record", err)
+			continue
+		}
+		rec, err := run(w.dir, append([]string{gorr, "record", "-o", trace}, w.argv...)...)
+		if err != nil {
+			r.fail("record", err)
+			continue
+		}
+		r.record = append(r.record, rec.wall)
+		if i == 0 && !bytes.Equal(rec.stdout, nat.stdout) {
+			r.warnings = append(r.warnings, fmt.Sprintf("recorded stdout %q differs from native stdout %q",
+				clip(rec.stdout), clip(nat.stdout)))
+		}
+
+		rep, err := run(w.dir, gorr, "replay", "-a", "-q", trace)
+		if err != nil {
+			r.fail("replay", err)
+			continue
+		}
+		r.replay = append(r.replay, rep.wall)
+
+		size, err := measureTrace(trace)
+		if err != nil {
+			r.fail("replay", err)
+			continue
+		}
+		r.sizes = append(r.sizes, size)
+
+		if i == 0 {
+			// Untimed check that replay reproduces the recorded output.
+			out, err := run(w.dir, gorr, "replay", "-a", trace)
+			if err != nil {
+				r.fail("replay", err)
+				continue
+			}
+			if !bytes.Equal(out.stdout, rec.stdout) {
+				r.fail("replay", fmt.Errorf("replay stdout %q differs from recorded %q",
+					clip(out.stdout), clip(rec.stdout)))
+				continue
+			}
+		}
+		if i < n-1 {
+			os.RemoveAll(trace) // the last trace stays, for -keep
+		}
+	}
+	return r
+}
+
+func reset(w *workload) error {
+	if w.reset == nil {
+		return nil
+	}
+	return w.reset()
+}
+
+func clip(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	return s
+}
+
+// median of the samples; for an even count, the mean of the middle two.
+func median[T ~int64](xs []T) T {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	m := len(s) / 2
+	if len(s)%2 == 0 {
+		return (s[m-1] + s[m]) / 2
+	}
+	return s[m]
+}
+
+// sizeMedians returns the medians of the three trace size figures.
+func sizeMedians(sizes []traceSize) traceSize {
+	var total, files, linked []int64
+	for _, s := range sizes {
+		total = append(total, s.total)
+		files = append(files, s.files)
+		linked = append(linked, s.linked)
+	}
+	return traceSize{median(total), median(files), median(linked)}
+}
