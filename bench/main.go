@@ -116,8 +116,8 @@ func runWorkload(name string, setup setupFunc, gorr, tmp string, n int) *result 
 			logf("%s: stderr of the failed run:\n%s", name, re.stderr)
 		}
 	} else {
-		logf("%s: native %.0f ms, record %.0f ms, replay %.0f ms (medians)", name,
-			ms(median(r.native)), ms(median(r.record)), ms(median(r.replay)))
+		logf("%s: native %s, record %s, replay %s (median [samples], ms)", name,
+			samples(r.native), samples(r.record), samples(r.replay))
 	}
 	return r
 }
@@ -257,6 +257,15 @@ func workloadNames() []string {
 		names = append(names, wl.name)
 	}
 	return names
+}
+
+// samples formats a median and its samples: "85 [83 85 90]".
+func samples(xs []time.Duration) string {
+	var all []string
+	for _, x := range xs {
+		all = append(all, fmt.Sprintf("%.0f", ms(x)))
+	}
+	return fmt.Sprintf("%.0f [%s]", ms(median(xs)), strings.Join(all, " "))
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -70,7 +70,7 @@ const cpuBoundC = `#include <stdint.h>
 /* A pure compute loop: no system call between start-up and the final printf. */
 int main(void) {
 	uint64_t x = 88172645463325252ULL, sum = 0;
-	for (long i = 0; i < 250000000L; i++) {
+	for (long i = 0; i < 200000000L; i++) {
 		x ^= x << 13;
 		x ^= x >> 7;
 		x ^= x << 17;
@@ -90,7 +90,7 @@ func setupCPUBound(dir string) (*workload, error) {
 	}
 	return &workload{
 		name: "cpu-bound",
-		desc: "C compute loop (xorshift, 2.5e8 iterations, gcc -O2), prints a checksum",
+		desc: "C compute loop (xorshift, 2e8 iterations, gcc -O2), prints a checksum",
 		dir:  dir,
 		argv: []string{exe},
 	}, nil

@@ -2,9 +2,9 @@ package e2e
 
 import (
 	"bytes"
-	"io"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -251,5 +251,37 @@ func TestRealPrograms(t *testing.T) {
 			}
 			compare(t, rec, rep)
 		})
+	}
+}
+
+// A thread that spins without system calls while another thread is ready
+// cannot be preempted yet: recording must stop with a clear error, not hang.
+func TestSpinWaitRefused(t *testing.T) {
+	bin := cprog(t, "spin", `#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+static atomic_int flag;
+static void *spinner(void *a) { while (!atomic_load(&flag)) {} return 0; }
+int main(void) {
+	pthread_t t[2];
+	pthread_create(&t[0], 0, spinner, 0);
+	pthread_create(&t[1], 0, spinner, 0);
+	for (volatile long i = 0; i < 100000000; i++);
+	atomic_store(&flag, 1);
+	pthread_join(t[0], 0);
+	pthread_join(t[1], 0);
+	puts("done");
+	return 0;
+}
+`)
+	rec, err := run(ctx60(t), t.TempDir(), "", gorrBin, "record", "--watchdog=1s", "-o", filepath.Join(t.TempDir(), "trace"), bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rec.Code == 0 && bytes.Contains(rec.Stdout, []byte("done")) {
+		t.Skip("the scheduler happened to run the computing thread first")
+	}
+	if !bytes.Contains(rec.Stderr, []byte("without a system call")) {
+		t.Fatalf("want the watchdog's error\n%v", rec)
 	}
 }

@@ -180,7 +180,7 @@ func rounds() int {
 	if n, err := strconv.Atoi(os.Getenv("GORR_E2E_ROUNDS")); err == nil && n > 0 {
 		return n
 	}
-	return 2
+	return 5 // the corpus must replay identically five recordings in a row
 }
 
 // recordReplay records argv in a scratch directory and replays it from a

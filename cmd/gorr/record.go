@@ -28,6 +28,7 @@ var recordFlags = []flagSpec{
 	{"u", "cpu-unbound", false},
 	{"", "bind-to-cpu", true},
 	{"", "verbose", false},
+	{"", "watchdog", true},
 }
 
 func cmdRecord(args []string) int {
@@ -98,6 +99,11 @@ func cmdRecord(args []string) int {
 		log = os.Stderr
 	}
 	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if v := p.get("watchdog"); v != "" {
+		if opts.MaxSlice, err = time.ParseDuration(v); err != nil || opts.MaxSlice <= 0 {
+			return fatalf("record: --watchdog wants a duration such as 20s, got %q", v)
+		}
+	}
 	if log != nil {
 		opts.Log = log
 	}

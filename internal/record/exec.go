@@ -163,6 +163,9 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		tm.Flags |= unix.MAP_ANONYMOUS
 	case isReg:
 		m.Inode = st.Ino
+		if a[3]&unix.MAP_SHARED != 0 {
+			r.sharedFiles[st.Ino] = true
+		}
 		rel, data, err := r.capture(t, m)
 		if err != nil {
 			return err

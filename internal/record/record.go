@@ -104,6 +104,8 @@ type recorder struct {
 	xsaveSize     int
 	cpuidFaulting bool
 	sites         map[string][]patch.Site // by captured file
+	dog           watchdog
+	sharedFiles   map[uint64]bool // inodes of files mapped MAP_SHARED
 }
 
 // Record runs opts.Argv to completion under recording.
@@ -111,9 +113,9 @@ func Record(opts Options) (*Result, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if opts.MaxSlice == 0 {
-		opts.MaxSlice = 30 * time.Second
+		opts.MaxSlice = 20 * time.Second
 	}
-	r := &recorder{opts: opts, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}}
+	r := &recorder{opts: opts, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -153,6 +155,7 @@ func Record(opts Options) (*Result, error) {
 		case <-done:
 		}
 	}()
+	go r.dog.watch(opts.MaxSlice, done)
 	st, _, err := ptrace.Wait(pid, false)
 	if err != nil {
 		return nil, err
@@ -268,6 +271,9 @@ func (r *recorder) loop() error {
 		if err := r.handle(st); err != nil {
 			return err
 		}
+		if t := r.running; t != nil {
+			r.dog.waiting.Store(r.othersReady(t) || len(t.deferred) > 0)
+		}
 	}
 	return nil
 }
@@ -304,6 +310,7 @@ func (r *recorder) resumeUser(t *task) error {
 	t.state = stRunning
 	r.running = t
 	t.runStart = time.Now()
+	r.dog.running(t.tid, r.othersReady(t) || len(t.deferred) > 0)
 	if err := ptrace.Resume(t.tid, ptrace.Syscall, sig); err != nil {
 		return r.lost(t, err)
 	}
@@ -340,9 +347,15 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	}
 	if r.running == t {
 		r.running = nil
+		r.dog.stopped()
 	}
 	if r.fast == t {
 		r.fast = nil
+	}
+	if st.Kind == ptrace.StopSignal && st.Signal == watchdogSignal {
+		if handled, err := r.onWatchdog(t); handled || err != nil {
+			return err
+		}
 	}
 	switch st.Kind {
 	case ptrace.StopSyscallEntry:
@@ -481,4 +494,14 @@ func (r *recorder) onExecEvent(st ptrace.Stop) error {
 // describe gives a short description of the task's current syscall.
 func describe(t *task) string {
 	return fmt.Sprintf("tid %d: %s", t.tid, linux.Name(t.sysno))
+}
+
+// othersReady reports whether a task other than t could run user code.
+func (r *recorder) othersReady(t *task) bool {
+	for _, o := range r.order {
+		if o != t && o.state == stReady {
+			return true
+		}
+	}
+	return false
 }

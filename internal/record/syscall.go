@@ -12,6 +12,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
 // Event flags on syscall exits.
@@ -243,9 +244,38 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 				ev.Mem = append(ev.Mem, trace.MemWrite{Addr: pfd, Data: buf})
 			}
 		}
-	case unix.SYS_WRITE, unix.SYS_WRITEV, unix.SYS_PWRITE64, unix.SYS_PWRITEV:
+	case unix.SYS_WRITE, unix.SYS_WRITEV, unix.SYS_PWRITE64, unix.SYS_PWRITEV, unix.SYS_PWRITEV2:
 		if ret > 0 {
 			ev.Flags |= r.stdioFlag(t, int(int32(a[0])))
+			return r.refreshSharedMaps(t, ev, int(int32(a[0])))
+		}
+	case unix.SYS_FTRUNCATE, unix.SYS_FALLOCATE, unix.SYS_COPY_FILE_RANGE, unix.SYS_SENDFILE, unix.SYS_SPLICE:
+		return r.refreshSharedMaps(t, ev, int(int32(a[1])))
+	}
+	return nil
+}
+
+// refreshSharedMaps handles a write through a file descriptor to a file
+// that this process also maps MAP_SHARED: the kernel updates the mapping
+// (same page cache), which replay's anonymous copy would not see, so the
+// mapping's new content is recorded.
+func (r *recorder) refreshSharedMaps(t *task, ev *trace.Event, fd int) error {
+	if len(r.sharedFiles) == 0 || fd < 0 {
+		return nil
+	}
+	var st unix.Stat_t
+	if unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, fd), &st) != nil || !r.sharedFiles[st.Ino] {
+		return nil
+	}
+	maps, err := tracee.Maps(t.tid)
+	if err != nil {
+		return err
+	}
+	for _, m := range maps {
+		if m.Shared && m.Inode == st.Ino && m.Size() <= 64<<20 {
+			buf := make([]byte, m.Size())
+			n := t.mem.ReadPartial(m.Start, buf)
+			ev.Mem = append(ev.Mem, trace.MemWrite{Addr: m.Start, Data: buf[:n]})
 		}
 	}
 	return nil
