@@ -56,6 +56,7 @@ func main() {
 		fatalf("go build ./cmd/gorr: %v\n%s", err, out)
 	}
 
+	loadStart := loadAvg()
 	var results []*result
 	for _, wl := range workloads {
 		if *only != "" && wl.name != *only {
@@ -66,6 +67,7 @@ func main() {
 
 	fmt.Println()
 	printMachine(os.Stdout, root, *n)
+	fmt.Printf("- load average (1, 5, 15 min) before: %s, after: %s\n", loadStart, loadAvg())
 	fmt.Println()
 	if *markdown {
 		printMarkdown(os.Stdout, results)
@@ -207,6 +209,20 @@ func commandLine(dir, name string, args ...string) string {
 	}
 	line, _, _ := strings.Cut(string(out), "\n")
 	return strings.TrimSpace(line)
+}
+
+// loadAvg returns the first three fields of /proc/loadavg: other work on
+// the machine skews the timings.
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func cpuModel() string {

@@ -82,6 +82,10 @@ var helpText = map[string]string{
   -n, --no-syscall-buffer     accepted for rr compatibility (no effect)
   -u, --cpu-unbound           do not bind tracer and tracees to one CPU
       --bind-to-cpu N         bind to CPU N
+  -h, --chaos                 chaos scheduling: random thread choices and
+                              streaks, recorded so replay is exact
+      --watchdog DURATION     fail if a thread computes this long without a
+                              system call while others wait (default 20s)
 The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else
 ~/.local/share/gorr, as <program>-N. gorr exits with the program's status.`,
 	"replay": `Options:

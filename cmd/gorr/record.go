@@ -29,6 +29,7 @@ var recordFlags = []flagSpec{
 	{"", "bind-to-cpu", true},
 	{"", "verbose", false},
 	{"", "watchdog", true},
+	{"h", "chaos", false},
 }
 
 func cmdRecord(args []string) int {
@@ -99,6 +100,9 @@ func cmdRecord(args []string) int {
 		log = os.Stderr
 	}
 	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	if p.has("chaos") {
+		opts.Chaos, opts.ChaosSeed = true, rand.Uint64()
+	}
 	if v := p.get("watchdog"); v != "" {
 		if opts.MaxSlice, err = time.ParseDuration(v); err != nil || opts.MaxSlice <= 0 {
 			return fatalf("record: --watchdog wants a duration such as 20s, got %q", v)

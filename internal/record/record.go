@@ -22,6 +22,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/sched"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -41,6 +42,10 @@ type Options struct {
 	// fails the recording: preemption at arbitrary instructions is not
 	// implemented yet.
 	MaxSlice time.Duration
+	// Chaos picks a random ready thread at every scheduling point
+	// (seeded by ChaosSeed); the choices are part of the trace.
+	Chaos     bool
+	ChaosSeed uint64
 }
 
 // Result summarises a finished recording.
@@ -91,12 +96,10 @@ type recorder struct {
 	opts          Options
 	w             *trace.Writer
 	tasks         map[int]*task
-	order         []*task
 	early         map[int]ptrace.Stop // stops of tasks not yet announced
 	running       *task
 	fast          *task
-	last          *task
-	streak        int
+	sched         *sched.Scheduler
 	initial       int
 	status        unix.WaitStatus
 	gotStatus     bool
@@ -115,7 +118,11 @@ func Record(opts Options) (*Result, error) {
 	if opts.MaxSlice == 0 {
 		opts.MaxSlice = 20 * time.Second
 	}
-	r := &recorder{opts: opts, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]bool{}}
+	sc := sched.New(50)
+	if opts.Chaos {
+		sc = sched.NewChaos(50, opts.ChaosSeed)
+	}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -196,25 +203,17 @@ func (r *recorder) add(t *task) {
 	}
 	t.reraised = map[int]ptrace.SigInfo{}
 	r.tasks[t.tid] = t
-	r.order = append(r.order, t)
+	r.sched.Add(t.tid)
 }
 
 func (r *recorder) remove(t *task) {
 	delete(r.tasks, t.tid)
-	for i, o := range r.order {
-		if o == t {
-			r.order = append(r.order[:i], r.order[i+1:]...)
-			break
-		}
-	}
+	r.sched.Remove(t.tid)
 	if r.running == t {
 		r.running = nil
 	}
 	if r.fast == t {
 		r.fast = nil
-	}
-	if r.last == t {
-		r.last = nil
 	}
 	_ = t.mem.Close()
 }
@@ -278,30 +277,16 @@ func (r *recorder) loop() error {
 	return nil
 }
 
-// pick chooses the next ready task: the last one again for a while, then
-// round robin.
+// pick asks the scheduler for the next ready task.
 func (r *recorder) pick() *task {
-	if r.last != nil && r.last.state == stReady && r.streak < 50 {
-		r.streak++
-		return r.last
+	tid, ok := r.sched.Pick(func(tid int) bool {
+		t := r.tasks[tid]
+		return t != nil && t.state == stReady
+	})
+	if !ok {
+		return nil
 	}
-	start := 0
-	for i, t := range r.order {
-		if t == r.last {
-			start = i + 1
-		}
-	}
-	for k := 0; k < len(r.order); k++ {
-		t := r.order[(start+k)%len(r.order)]
-		if t.state == stReady {
-			if t != r.last {
-				r.streak = 0
-			}
-			r.last = t
-			return t
-		}
-	}
-	return nil
+	return r.tasks[tid]
 }
 
 func (r *recorder) resumeUser(t *task) error {
@@ -474,10 +459,10 @@ func (r *recorder) onExecEvent(st ptrace.Stop) error {
 		if old := r.tasks[st.Tid]; old != nil {
 			r.remove(old)
 		}
-		r.remove(t)
+		delete(r.tasks, t.tid)
+		r.sched.Rename(t.tid, st.Tid)
 		t.tid = st.Tid
-		t.mem = nil
-		r.add(t)
+		r.tasks[t.tid] = t
 	}
 	_ = t.mem.Close()
 	t.mem, err = tracee.OpenMem(t.tid)
@@ -498,7 +483,7 @@ func describe(t *task) string {
 
 // othersReady reports whether a task other than t could run user code.
 func (r *recorder) othersReady(t *task) bool {
-	for _, o := range r.order {
+	for _, o := range r.tasks {
 		if o != t && o.state == stReady {
 			return true
 		}
