@@ -88,6 +88,10 @@ type replayer struct {
 	stub    string
 	status  unix.WaitStatus
 	early   map[int]ptrace.Stop
+	// Debugging (nil for autopilot replays).
+	dbg        *debugState
+	dbgExe     string // captured executable of the debugged process
+	dbgExeName string
 }
 
 // Replay runs the whole trace without a debugger.
@@ -133,6 +137,11 @@ func (rp *replayer) run() (*Result, error) {
 		}
 		if err := rp.step(ev); err != nil {
 			return nil, err
+		}
+		if rp.dbg != nil {
+			if err := rp.afterEvent(ev); err != nil {
+				return nil, err
+			}
 		}
 		if rp.opts.Log != nil {
 			if t := rp.tasks[ev.Tid]; t != nil {
@@ -212,6 +221,7 @@ func compareRegs(want, got *trace.Regs) []string {
 }
 
 // resume restarts a held task, applying a pending syscall restart.
+// resume restarts a held task (mode -1: only prepare it).
 func (rp *replayer) resume(t *rtask, mode int) error {
 	if t.restart {
 		t.restart = false
@@ -231,6 +241,9 @@ func (rp *replayer) resume(t *rtask, mode int) error {
 		}
 	}
 	t.atEntry = false
+	if mode < 0 {
+		return nil
+	}
 	return ptrace.Resume(t.real, mode, 0)
 }
 
@@ -266,13 +279,51 @@ func syncSignal(si *ptrace.SigInfo) bool {
 
 // runTo resumes t until it stops with a stop of the wanted kind.
 func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopKind, sig int) (ptrace.Stop, error) {
-	if err := rp.resume(t, mode); err != nil {
+	stepping := rp.dbg != nil && rp.dbg.stepTask == t.rec
+	if stepping {
+		rp.dbg.stepTask = 0
+		if err := rp.resumeStep(t); err != nil {
+			return ptrace.Stop{}, err
+		}
+	} else if err := rp.resume(t, mode); err != nil {
 		return ptrace.Stop{}, err
 	}
 	for {
 		st, err := rp.waitStop(t, mode)
 		if err != nil {
 			return st, err
+		}
+		if rp.dbg != nil && st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGTRAP) {
+			again, err := rp.debugTrap(t, mode, &stepping)
+			if err != nil {
+				return st, err
+			}
+			if again {
+				continue
+			}
+		}
+		if stepping && st.Kind == want {
+			// The step ran into the stop this event expects: the step
+			// completes when the event does.
+			stepping = false
+			rp.dbg.stepping = t.rec
+			if want == ptrace.StopSyscallEntry && mode == ptrace.Syscall {
+				// SYSEMU_SINGLESTEP skipped a call that must run for
+				// real: back up and enter it again.
+				r, err := ptrace.GetRegs(t.real)
+				if err != nil {
+					return st, err
+				}
+				r[ptrace.RIP] -= 2
+				r[ptrace.RAX] = r[ptrace.ORIGRAX]
+				if err := ptrace.SetRegs(t.real, &r); err != nil {
+					return st, err
+				}
+				if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
+					return st, err
+				}
+				continue
+			}
 		}
 		switch {
 		case st.Kind == want && (want != ptrace.StopSignal || st.Signal == sig):

@@ -169,6 +169,11 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		// may unmap the stack holding the stub's path right after).
 		return rp.execStub(ev, t)
 	case unix.SYS_EXIT, unix.SYS_EXIT_GROUP:
+		if ev.Sysno == unix.SYS_EXIT_GROUP || len(rp.debugTasksOf(t)) == 1 {
+			if err := rp.beforeExit(t); err != nil {
+				return err
+			}
+		}
 		// Exit right away, as the recorder did, so that the kernel's
 		// clear_child_tid write lands at the same point of the timeline.
 		t.exitCall = true
@@ -368,4 +373,15 @@ func (rp *replayer) echo(ev *trace.Event, t *rtask) error {
 // replay must apply it for real.
 func limitShapesMemory(res uint64) bool {
 	return res == unix.RLIMIT_STACK || res == unix.RLIMIT_AS || res == unix.RLIMIT_DATA
+}
+
+// debugTasksOf lists the live tasks sharing t's address space.
+func (rp *replayer) debugTasksOf(t *rtask) []*rtask {
+	var out []*rtask
+	for _, o := range rp.tasks {
+		if !o.gone && o.proc == t.proc {
+			out = append(out, o)
+		}
+	}
+	return out
 }

@@ -260,6 +260,9 @@ func (rp *replayer) signal(ev *trace.Event) error {
 			return err
 		}
 	case ev.Flags&4 != 0: // fatal: the recorded process died of it
+		if err := rp.beforeExit(t); err != nil {
+			return err
+		}
 		_ = unix.Kill(t.real, unix.SIGKILL)
 	}
 	return nil
