@@ -285,3 +285,5 @@ int main(void) {
 		t.Fatalf("want the watchdog's error\n%v", rec)
 	}
 }
+
+func writeFile(path, content string) error { return os.WriteFile(path, []byte(content), 0o644) }

@@ -20,6 +20,8 @@ var replayFlags = []flagSpec{
 	{"q", "no-redirect-output", false},
 	{"u", "cpu-unbound", false},
 	{"s", "dbgport", true},
+	{"d", "debugger", true},
+	{"x", "gdb-x", true},
 	{"", "verbose", false},
 }
 
@@ -28,12 +30,16 @@ func cmdReplay(args []string) int {
 	if err != nil {
 		return fatalf("replay: %v (see 'gorr help replay')", err)
 	}
-	if !p.has("autopilot") {
-		return fatalf("replay: the debug server is not implemented yet; use 'gorr replay -a' to replay without a debugger")
-	}
 	name := ""
-	if len(p.rest) > 0 {
-		name = p.rest[0]
+	var gdbArgs []string
+	for i, a := range p.rest {
+		if a == "--" {
+			gdbArgs = p.rest[i+1:]
+			break
+		}
+		if name == "" {
+			name = a
+		}
 	}
 	dir, err := tracedir.Resolve(name)
 	if err != nil {
@@ -45,6 +51,15 @@ func cmdReplay(args []string) int {
 	}
 	defer rd.Close()
 	opts := replay.Options{Reader: rd, Stdout: os.Stdout, Stderr: os.Stderr, BindCPU: chooseCPU()}
+	if !p.has("autopilot") {
+		if p.has("cpu-unbound") {
+			opts.BindCPU = -1
+		}
+		if p.has("no-redirect-output") {
+			opts.Stdout, opts.Stderr = nil, nil
+		}
+		return debugReplay(opts, p, gdbArgs)
+	}
 	if p.has("no-redirect-output") {
 		opts.Stdout, opts.Stderr = nil, nil
 	}

@@ -151,7 +151,7 @@ func (c *Conn) ReadPacket() ([]byte, error) {
 // checksum is complete restarts the packet. The returned raw body aliases
 // c.raw. Bodies longer than the maximum size are discarded, not buffered.
 func (c *Conn) readFrame() (raw []byte, sumOK, tooLarge bool, err error) {
-	max := c.MaxPacketSize()
+	limit := c.MaxPacketSize()
 restart:
 	for {
 		raw = c.raw[:0]
@@ -169,7 +169,7 @@ restart:
 				break
 			}
 			sum += b
-			if len(raw) >= max {
+			if len(raw) >= limit {
 				tooLarge = true
 				continue
 			}
@@ -186,7 +186,7 @@ restart:
 			}
 			cs[i] = b
 		}
-		if cap(raw) <= 2*max {
+		if cap(raw) <= 2*limit {
 			c.raw = raw[:0]
 		}
 		hi, lo := unhex(cs[0]), unhex(cs[1])
@@ -204,7 +204,7 @@ func eofIsUnexpected(err error) error {
 
 // decodeBody removes '}' escapes and expands run-length encoding. The
 // result is a new slice.
-func decodeBody(raw []byte, max int) ([]byte, error) {
+func decodeBody(raw []byte, limit int) ([]byte, error) {
 	out := make([]byte, 0, len(raw))
 	for i := 0; i < len(raw); i++ {
 		b := raw[i]
@@ -228,7 +228,7 @@ func decodeBody(raw []byte, max int) ([]byte, error) {
 				return nil, fmt.Errorf("%w: bad run-length count %#x", ErrMalformed, cnt)
 			}
 			n := int(cnt) - 29
-			if len(out)+n > max {
+			if len(out)+n > limit {
 				return nil, ErrPacketTooLarge
 			}
 			prev := out[len(out)-1]
@@ -238,7 +238,7 @@ func decodeBody(raw []byte, max int) ([]byte, error) {
 		default:
 			out = append(out, b)
 		}
-		if len(out) > max {
+		if len(out) > limit {
 			return nil, ErrPacketTooLarge
 		}
 	}

@@ -1152,18 +1152,18 @@ func parseHex(b []byte, bits uint) (uint64, error) {
 	if len(b) == 0 {
 		return 0, fmt.Errorf("empty number")
 	}
-	max := uint64(math.MaxUint64) >> (64 - bits)
+	limit := uint64(math.MaxUint64) >> (64 - bits)
 	var v uint64
 	for _, c := range b {
 		d := unhex(c)
 		if d < 0 {
 			return 0, fmt.Errorf("bad hex digit %q", c)
 		}
-		if v > max>>4 {
+		if v > limit>>4 {
 			return 0, fmt.Errorf("number %q overflows %d bits", b, bits)
 		}
 		v = v<<4 | uint64(d)
-		if v > max {
+		if v > limit {
 			return 0, fmt.Errorf("number %q overflows %d bits", b, bits)
 		}
 	}

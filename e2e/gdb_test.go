@@ -1,0 +1,152 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+const gdbProg = `#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+static long values[3];
+__attribute__((noinline)) long tick(long i) {
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	long v = ts.tv_nsec * 10 + i;
+	values[i] = v; /* line 10 */
+	return v;
+}
+static void *worker(void *arg) {
+	usleep(1000);
+	return arg; /* line 15 */
+}
+int main(void) {
+	pthread_t t;
+	pthread_create(&t, 0, worker, 0);
+	for (int i = 0; i < 3; i++) tick(i);
+	pthread_join(t, 0);
+	printf("%ld %ld %ld pid=%d\n", values[0], values[1], values[2], getpid());
+	return 4;
+}
+`
+
+func needGDB(t *testing.T) {
+	if _, err := exec.LookPath("gdb"); err != nil {
+		t.Skip("gdb is not installed")
+	}
+}
+
+// gdbBatch replays traceDir under gdb in batch mode with the given
+// commands and returns gdb's output.
+func gdbBatch(t *testing.T, traceDir string, cmds ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args := []string{"replay", traceDir, "--", "-batch", "-nx"}
+	for _, c := range cmds {
+		args = append(args, "-ex", c)
+	}
+	out, err := exec.CommandContext(ctx, gorrBin, args...).CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("gdb session timed out:\n%s", out)
+	}
+	if err != nil {
+		t.Logf("gorr replay exited with %v", err)
+	}
+	return string(out)
+}
+
+func recordGDBProg(t *testing.T) (traceDir string, recorded string) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "prog.c")
+	if err := writeFile(src, gdbProg); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "prog")
+	if out, err := exec.Command("gcc", "-O0", "-g", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	traceDir = filepath.Join(dir, "trace")
+	rec, err := run(ctx60(t), dir, "", gorrBin, "record", "-o", traceDir, bin)
+	if err != nil || rec.Code != 4 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	return traceDir, string(rec.Stdout)
+}
+
+// Values that were nondeterministic at record time read back in gdb as
+// the recorded run printed them.
+func TestGDBBreakpointsAndValues(t *testing.T) {
+	needGDB(t)
+	traceDir, recorded := recordGDBProg(t)
+	want := strings.Fields(recorded)[:3]
+	out := gdbBatch(t, traceDir,
+		"break prog.c:10", "continue", "print v", "continue", "print v", "continue", "print v",
+		"bt", "info threads", "when", "delete", "continue", "continue")
+	got := regexp.MustCompile(`(?m)^\$\d+ = (-?\d+)$`).FindAllStringSubmatch(out, -1)
+	if len(got) != 3 {
+		t.Fatalf("want three printed values, gdb said:\n%s", out)
+	}
+	for i := range got {
+		if got[i][1] != want[i] {
+			t.Fatalf("value %d: gdb printed %s, recording printed %s\n%s", i, got[i][1], want[i], out)
+		}
+	}
+	for _, s := range []string{"#1  0x", "in main () at", "Completed event: ", "exited with code 04"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("gdb output lacks %q:\n%s", s, out)
+		}
+	}
+	if !strings.Contains(out, "received signal SIGKILL") {
+		t.Errorf("no synthetic SIGKILL stop before the exit:\n%s", out)
+	}
+	// The recorded program output is reproduced during the replay too.
+	if !strings.Contains(out, strings.TrimSpace(recorded)) {
+		t.Errorf("replay under gdb did not reproduce the output %q", recorded)
+	}
+}
+
+func TestGDBThreads(t *testing.T) {
+	needGDB(t)
+	traceDir, _ := recordGDBProg(t)
+	out := gdbBatch(t, traceDir, "break worker", "continue", "info threads", "bt", "continue")
+	if !regexp.MustCompile(`(?s)\* 2\s+Thread \d+\.\d+.*worker`).MatchString(out) || !strings.Contains(out, "  1    Thread") {
+		t.Fatalf("want two threads with the worker current:\n%s", out)
+	}
+}
+
+// gorr replay -s prints rr's launch lines, which Delve parses.
+func TestDebugServerLaunchLines(t *testing.T) {
+	traceDir, _ := recordGDBProg(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, gorrBin, "replay", "--dbgport=0", traceDir)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	sc := bufio.NewScanner(stderr)
+	var lines []string
+	for len(lines) < 2 && sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if len(lines) < 2 || lines[0] != "Launch debugger with" ||
+		!regexp.MustCompile(`^  'gdb' '-l' '10000' '-ex' 'set sysroot /' '-ex' 'target extended-remote 127\.0\.0\.1:\d+' '/.+'$`).MatchString(lines[1]) {
+		t.Fatalf("launch lines: %q", lines)
+	}
+	if !bytes.Contains([]byte(lines[1]), []byte(traceDir)) {
+		t.Errorf("the executable should be the copy captured in the trace: %s", lines[1])
+	}
+}

@@ -1,0 +1,348 @@
+// Package debugserver serves a replay to gdb (and Delve) over the gdb
+// remote serial protocol, in rr's dialect: it maps debugger requests to
+// operations of a replay.Session. It knows nothing about packet bytes
+// (internal/gdbrsp) or about how replay works (internal/replay).
+package debugserver
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/gdbrsp"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/replay"
+)
+
+// Server serves one replay session to one debugger connection.
+type Server struct {
+	sess    *replay.Session
+	conn    *gdbrsp.Conn
+	stop    replay.DebugStop
+	gThread int32 // thread for register and memory requests (Hg)
+	auxv    []byte
+	exe     string
+	exited  bool
+}
+
+// New prepares a server for a session stopped at first.
+func New(sess *replay.Session, first replay.DebugStop) *Server {
+	s := &Server{sess: sess, stop: first, gThread: first.Tid}
+	s.exe, _ = sess.ExecFile()
+	s.auxv = s.readAuxv()
+	return s
+}
+
+// readAuxv finds the auxiliary vector above argv and envp on the initial
+// stack (valid at the start stop).
+func (s *Server) readAuxv() []byte {
+	regs, _, err := s.sess.Regs(s.stop.Tid)
+	if err != nil {
+		return nil
+	}
+	sp := regs[ptrace.RSP]
+	word := func(a uint64) (uint64, bool) {
+		b, err := s.sess.ReadMem(a, 8)
+		if err != nil || len(b) < 8 {
+			return 0, false
+		}
+		return binary.LittleEndian.Uint64(b), true
+	}
+	argc, ok := word(sp)
+	if !ok {
+		return nil
+	}
+	p := sp + 8 + 8*(argc+1)
+	for { // envp
+		v, ok := word(p)
+		if !ok {
+			return nil
+		}
+		p += 8
+		if v == 0 {
+			break
+		}
+	}
+	start := p
+	for i := 0; i < 256; i++ {
+		k, ok := word(p)
+		if !ok {
+			return nil
+		}
+		p += 16
+		if k == 0 {
+			break
+		}
+	}
+	b, _ := s.sess.ReadMem(start, int(p-start))
+	return b
+}
+
+// ServeListener accepts one connection and serves it until the debugger
+// detaches, kills the replay or disconnects.
+func (s *Server) ServeListener(l net.Listener) error {
+	c, err := l.Accept()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	return s.Serve(c)
+}
+
+// Serve speaks the protocol over rw.
+func (s *Server) Serve(rw io.ReadWriter) error {
+	s.conn = gdbrsp.NewConn(rw)
+	for {
+		data, err := s.conn.ReadPacket()
+		if errors.Is(err, gdbrsp.ErrInterrupt) {
+			continue // replay runs to completion of each request quickly
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		reply, done := s.handle(data)
+		if reply != nil {
+			if err := s.conn.WritePacket(reply); err != nil {
+				return err
+			}
+		}
+		if done {
+			return nil
+		}
+	}
+}
+
+func (s *Server) threadID(tid int32) gdbrsp.ThreadID {
+	return gdbrsp.ThreadID{Pid: int64(s.stop.Pid), Tid: int64(tid), Multiprocess: true}
+}
+
+// handle answers one packet; done ends the session.
+func (s *Server) handle(data []byte) (reply []byte, done bool) {
+	pkt, err := gdbrsp.Parse(data)
+	if err != nil {
+		return gdbrsp.Error(1), false
+	}
+	switch p := pkt.(type) {
+	case gdbrsp.QSupported:
+		return gdbrsp.SupportedReply([]string{"PacketSize=10000", "QStartNoAckMode+", "qXfer:features:read+",
+			"qXfer:auxv:read+", "qXfer:exec-file:read+", "multiprocess+", "swbreak+", "vContSupported+",
+			"QThreadSuffixSupported+"}), false
+	case gdbrsp.StartNoAckMode:
+		s.conn.WritePacket(gdbrsp.Ok())
+		s.conn.SetNoAck(true)
+		return nil, false
+	case gdbrsp.ThreadSuffixSupported, gdbrsp.ListThreadsInStopReply, gdbrsp.PassSignals, gdbrsp.ProgramSignals,
+		gdbrsp.DisableRandomization, gdbrsp.Environment, gdbrsp.ExtendedMode:
+		return gdbrsp.Ok(), false
+	case gdbrsp.NonStop:
+		if p.Enable {
+			return gdbrsp.Error(1), false
+		}
+		return gdbrsp.Ok(), false
+	case gdbrsp.QueryStopReason:
+		return s.stopReply(), false
+	case gdbrsp.XferRead:
+		return s.xfer(p), false
+	case gdbrsp.SetThread:
+		if p.Op == 'g' && p.Thread.Tid > 0 {
+			s.gThread = int32(p.Thread.Tid)
+		}
+		return gdbrsp.Ok(), false
+	case gdbrsp.ThreadAlive:
+		for _, t := range s.sess.Threads() {
+			if int64(t) == p.Thread.Tid {
+				return gdbrsp.Ok(), false
+			}
+		}
+		return gdbrsp.Error(1), false
+	case gdbrsp.ThreadInfoFirst:
+		var ids []gdbrsp.ThreadID
+		for _, t := range s.sess.Threads() {
+			ids = append(ids, s.threadID(t))
+		}
+		return gdbrsp.ThreadListReply(ids), false
+	case gdbrsp.ThreadInfoNext:
+		return []byte("l"), false
+	case gdbrsp.CurrentThread:
+		return gdbrsp.CurrentThreadReply(s.threadID(s.stop.Tid)), false
+	case gdbrsp.Attached:
+		return []byte("1"), false
+	case gdbrsp.Symbol:
+		return gdbrsp.Ok(), false
+	case gdbrsp.ReadRegisters:
+		return s.readRegs(s.pick(p.Thread), -1), false
+	case gdbrsp.ReadRegister:
+		return s.readRegs(s.pick(p.Thread), int(p.Reg)), false
+	case gdbrsp.ReadMemory:
+		b, err := s.sess.ReadMem(p.Addr, int(min(p.Len, 1<<20)))
+		if err != nil {
+			return gdbrsp.Error(1), false
+		}
+		return gdbrsp.EncodeHex(b), false
+	case gdbrsp.ReadMemoryBinary:
+		b, err := s.sess.ReadMem(p.Addr, int(min(p.Len, 1<<20)))
+		if err != nil && p.Len > 0 {
+			return gdbrsp.Error(1), false
+		}
+		return gdbrsp.BinaryMemoryReply(b), false
+	case gdbrsp.WriteRegisters, gdbrsp.WriteRegister, gdbrsp.WriteMemory, gdbrsp.WriteMemoryBinary:
+		// A recording cannot be changed (diversions are not implemented).
+		return gdbrsp.Error(1), false
+	case gdbrsp.Breakpoint:
+		switch p.Type {
+		case gdbrsp.SoftwareBreakpoint, gdbrsp.HardwareBreakpoint:
+			var err error
+			if p.Insert {
+				err = s.sess.SetBreakpoint(p.Addr)
+			} else {
+				err = s.sess.ClearBreakpoint(p.Addr)
+			}
+			if err != nil {
+				return gdbrsp.Error(1), false
+			}
+			return gdbrsp.Ok(), false
+		}
+		return nil2(), false // watchpoints: not yet; gdb falls back to software watchpoints
+	case gdbrsp.VContQuery:
+		return []byte("vCont;c;C;s;S"), false
+	case gdbrsp.VCont:
+		return s.vcont(p), false
+	case gdbrsp.Continue:
+		return s.resume(false, 0), false
+	case gdbrsp.Step:
+		return s.resume(true, s.stop.Tid), false
+	case gdbrsp.RRCmd:
+		return s.rrcmd(p), false
+	case gdbrsp.Detach:
+		return gdbrsp.Ok(), true
+	case gdbrsp.Kill, gdbrsp.VKill:
+		s.sess.Close()
+		if _, ok := p.(gdbrsp.VKill); ok {
+			return gdbrsp.Ok(), true
+		}
+		return nil, true
+	}
+	return nil2(), false
+}
+
+// nil2 is the empty reply: "not supported".
+func nil2() []byte { return []byte{} }
+
+func (s *Server) pick(t *gdbrsp.ThreadID) int32 {
+	if t != nil && t.Tid > 0 {
+		return int32(t.Tid)
+	}
+	return s.gThread
+}
+
+func (s *Server) readRegs(tid int32, only int) []byte {
+	regs, fx, err := s.sess.Regs(tid)
+	if err != nil {
+		return gdbrsp.Error(1)
+	}
+	if only >= 0 {
+		if only >= numRegs {
+			return gdbrsp.Error(1)
+		}
+		return gdbrsp.EncodeHex(regBytes(only, &regs, fx))
+	}
+	var all []byte
+	for n := 0; n < numRegs; n++ {
+		all = append(all, regBytes(n, &regs, fx)...)
+	}
+	return gdbrsp.EncodeHex(all)
+}
+
+func (s *Server) xfer(p gdbrsp.XferRead) []byte {
+	var data []byte
+	switch p.Object {
+	case "features":
+		if p.Annex != "target.xml" {
+			return gdbrsp.Error(0)
+		}
+		data = []byte(targetXML)
+	case "auxv":
+		data = s.auxv
+	case "exec-file":
+		data = []byte(s.exe)
+	default:
+		return nil2()
+	}
+	return gdbrsp.XferReply(data, p.Offset, p.Length)
+}
+
+func (s *Server) vcont(p gdbrsp.VCont) []byte {
+	for _, a := range p.Actions {
+		switch a.Action {
+		case 's', 'S':
+			tid := s.stop.Tid
+			if a.Thread != nil && a.Thread.Tid > 0 {
+				tid = int32(a.Thread.Tid)
+			}
+			return s.resume(true, tid)
+		}
+	}
+	return s.resume(false, 0)
+}
+
+func (s *Server) resume(step bool, tid int32) []byte {
+	if s.exited {
+		return gdbrsp.ExitedReply(uint8(s.stop.Status.ExitStatus()), int64(s.stop.Pid))
+	}
+	var st replay.DebugStop
+	var err error
+	if step {
+		st, err = s.sess.Step(tid)
+	} else {
+		st, err = s.sess.Continue()
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		return gdbrsp.ConsoleOutput([]byte(fmt.Sprintf("gorr: %v\n", err)))
+	}
+	s.stop = st
+	if st.Tid != 0 {
+		s.gThread = st.Tid
+	}
+	return s.stopReply()
+}
+
+func (s *Server) stopReply() []byte {
+	st := s.stop
+	switch st.Kind {
+	case replay.StopBreakpoint:
+		return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).SwBreak().Bytes()
+	case replay.StopExiting:
+		return gdbrsp.NewStopReply(uint8(unix.SIGKILL), s.threadID(st.Tid)).Bytes()
+	case replay.StopExited, replay.StopEnd:
+		s.exited = true
+		if st.Status.Signaled() {
+			return gdbrsp.TerminatedReply(uint8(st.Status.Signal()), int64(st.Pid))
+		}
+		return gdbrsp.ExitedReply(uint8(st.Status.ExitStatus()), int64(st.Pid))
+	}
+	return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).Bytes()
+}
+
+// rrcmd answers rr's extension commands; replies are hex-encoded text.
+func (s *Server) rrcmd(p gdbrsp.RRCmd) []byte {
+	var out string
+	switch strings.TrimSpace(p.Name) {
+	case "when":
+		out = fmt.Sprintf("Completed event: %d\n", s.stop.Event)
+	case "when-tid":
+		out = fmt.Sprintf("Current tid: %d\n", s.stop.Tid)
+	case "when-ticks":
+		out = "Current tick: 0\n"
+	default:
+		out = fmt.Sprintf("gorr does not implement '%s' yet\n", p.Name)
+	}
+	return gdbrsp.EncodeHex([]byte(out))
+}
