@@ -1,11 +1,7 @@
 package record
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -14,6 +10,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
 // synchronous reports whether a signal was raised by the instruction at
@@ -114,23 +111,9 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 
 // disposition reads whether sig is caught or ignored by tid.
 func disposition(tid, sig int) (caught, ignored bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
-	if err != nil {
-		return false, false
-	}
+	c, i := tracee.SignalMasks(tid)
 	bit := uint64(1) << (sig - 1)
-	for _, line := range bytes.Split(b, []byte("\n")) {
-		s := string(line)
-		if v, ok := strings.CutPrefix(s, "SigCgt:\t"); ok {
-			m, _ := strconv.ParseUint(v, 16, 64)
-			caught = m&bit != 0
-		}
-		if v, ok := strings.CutPrefix(s, "SigIgn:\t"); ok {
-			m, _ := strconv.ParseUint(v, 16, 64)
-			ignored = m&bit != 0
-		}
-	}
-	return
+	return c&bit != 0, i&bit != 0
 }
 
 func (r *recorder) deliver(t *task, sig int, si *ptrace.SigInfo, regs *trace.Regs) error {

@@ -1,9 +1,7 @@
 package record
 
 import (
-	"bytes"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -70,7 +68,7 @@ func (r *recorder) onEntry(t *task) error {
 	for _, si := range t.deferred {
 		sig := si.Signo()
 		t.reraised[sig] = si
-		if err := unix.Tgkill(pidOf(t.tid), t.tid, unix.Signal(sig)); err != nil {
+		if err := unix.Tgkill(tracee.Tgid(t.tid), t.tid, unix.Signal(sig)); err != nil {
 			return fmt.Errorf("re-raise signal %d in tid %d: %w", sig, t.tid, err)
 		}
 	}
@@ -139,32 +137,6 @@ func (r *recorder) onEntry(t *task) error {
 func (r *recorder) nullifyCall(t *task, ret int64) {
 	t.nullify = true
 	t.nullRet = ret
-}
-
-func pidOf(tid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
-	if err != nil {
-		return tid
-	}
-	var tgid int
-	for _, line := range splitLines(b) {
-		if _, err := fmt.Sscanf(line, "Tgid:\t%d", &tgid); err == nil {
-			return tgid
-		}
-	}
-	return tid
-}
-
-func splitLines(b []byte) []string {
-	var out []string
-	start := 0
-	for i, c := range b {
-		if c == '\n' {
-			out = append(out, string(b[start:i]))
-			start = i + 1
-		}
-	}
-	return out
 }
 
 func (r *recorder) onExit(t *task) error {
@@ -338,18 +310,9 @@ func (r *recorder) exitNow(t *task, nr int) error {
 		if ok && st.Kind == ptrace.StopExited {
 			return r.onExited(t, st)
 		}
-		if isZombie(t.tid) {
+		if tracee.IsZombie(t.tid) {
 			return nil
 		}
 		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
 	}
-}
-
-func isZombie(tid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
-	if err != nil {
-		return true
-	}
-	k := bytes.LastIndexByte(b, ')')
-	return k >= 0 && k+2 < len(b) && (b[k+2] == 'Z' || b[k+2] == 'X')
 }

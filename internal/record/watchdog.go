@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
 // watchdogSignal interrupts a thread that has run user code too long.
@@ -50,7 +51,7 @@ func (d *watchdog) watch(limit time.Duration, done <-chan struct{}) {
 			continue
 		}
 		d.fired.Store(tid)
-		_ = unix.Tgkill(pidOf(int(tid)), int(tid), unix.Signal(watchdogSignal))
+		_ = unix.Tgkill(tracee.Tgid(int(tid)), int(tid), unix.Signal(watchdogSignal))
 	}
 }
 

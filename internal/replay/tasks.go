@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strings"
 	"syscall"
 	"time"
 
@@ -346,11 +345,7 @@ func waitDeadOrZombie(tid int, gone *bool) error {
 		if ok {
 			_ = ptrace.Resume(tid, ptrace.Cont, 0)
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
-		if err != nil {
-			return nil
-		}
-		if k := strings.LastIndexByte(string(b), ')'); k >= 0 && k+2 < len(b) && (b[k+2] == 'Z' || b[k+2] == 'X') {
+		if tracee.IsZombie(tid) {
 			return nil
 		}
 		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
@@ -360,7 +355,7 @@ func waitDeadOrZombie(tid int, gone *bool) error {
 // execStub runs the stub's execve that t is entering and holds t at the
 // syscall-exit stop, in the stub's address space.
 func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
-	leader := tgidOf(t.real)
+	leader := tracee.Tgid(t.real)
 	if err := rp.resume(t, ptrace.Syscall); err != nil {
 		return err
 	}
@@ -434,18 +429,4 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 			time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
 		}
 	}
-}
-
-func tgidOf(tid int) int {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
-	if err != nil {
-		return tid
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		var v int
-		if _, err := fmt.Sscanf(line, "Tgid:\t%d", &v); err == nil {
-			return v
-		}
-	}
-	return tid
 }

@@ -1,0 +1,56 @@
+package tracee
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+)
+
+// status returns the value of one "Key:\tvalue" line of /proc/tid/status.
+func status(tid int, key string) (string, bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	if err != nil {
+		return "", false
+	}
+	prefix := []byte(key + ":\t")
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, prefix); ok {
+			return string(v), true
+		}
+	}
+	return "", false
+}
+
+// Tgid returns the thread-group (process) id of tid, or tid itself if it
+// cannot be read.
+func Tgid(tid int) int {
+	if v, ok := status(tid, "Tgid"); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			return n
+		}
+	}
+	return tid
+}
+
+// SignalMasks returns the caught and ignored signal sets of tid.
+func SignalMasks(tid int) (caught, ignored uint64) {
+	if v, ok := status(tid, "SigCgt"); ok {
+		caught, _ = strconv.ParseUint(v, 16, 64)
+	}
+	if v, ok := status(tid, "SigIgn"); ok {
+		ignored, _ = strconv.ParseUint(v, 16, 64)
+	}
+	return
+}
+
+// IsZombie reports whether tid has finished exiting (a zombie, dead, or
+// already gone).
+func IsZombie(tid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
+	if err != nil {
+		return true
+	}
+	k := bytes.LastIndexByte(b, ')')
+	return k >= 0 && k+2 < len(b) && (b[k+2] == 'Z' || b[k+2] == 'X')
+}
