@@ -39,8 +39,30 @@ class _GorrCommand(gdb.Command):
         self._name = name
     def invoke(self, arg, from_tty):
         gdb.write(_gorr_cmd(self._name, arg))
-for _n in ("when", "when-ticks", "when-tid", "elapsed-time"):
+for _n in ("when", "when-ticks", "when-tid", "elapsed-time", "checkpoint"):
     _GorrCommand(_n)
+class _GorrDelete(gdb.Command):
+    """delete checkpoint N: forget an rr/gorr checkpoint."""
+    def __init__(self):
+        super().__init__("delete checkpoint", gdb.COMMAND_USER)
+    def invoke(self, arg, from_tty):
+        gdb.write(_gorr_cmd("delete checkpoint", arg.strip()))
+_GorrDelete()
+class _GorrInfoCheckpoints(gdb.Command):
+    """info checkpoints: list checkpoints."""
+    def __init__(self):
+        super().__init__("info checkpoints", gdb.COMMAND_STATUS)
+    def invoke(self, arg, from_tty):
+        gdb.write(_gorr_cmd("info checkpoints"))
+_GorrInfoCheckpoints()
+class _GorrRestart(gdb.Command):
+    """restart [N]: go back to the start, or to checkpoint N."""
+    def __init__(self):
+        super().__init__("restart", gdb.COMMAND_RUNNING)
+    def invoke(self, arg, from_tty):
+        # gdb's run remembers its arguments: always pass one (c0 = start).
+        gdb.execute("run c" + (arg.strip() or "0"), to_string=False)
+_GorrRestart()
 end
 `
 
@@ -72,6 +94,9 @@ func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
 	}
 	addr := l.Addr().String()
 	srv := debugserver.New(sess, first)
+	if os.Getenv("GORR_LOG_RSP") != "" {
+		srv.Log = os.Stderr
+	}
 	if serveOnly {
 		fmt.Fprintf(os.Stderr, "Launch debugger with\n  'gdb' '-l' '10000' '-ex' 'set sysroot /' '-ex' 'target extended-remote %s' '%s'\n", addr, exe)
 		if err := srv.ServeListener(l); err != nil {

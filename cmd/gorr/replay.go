@@ -52,6 +52,7 @@ func cmdReplay(args []string) int {
 	defer rd.Close()
 	opts := replay.Options{Reader: rd, Stdout: os.Stdout, Stderr: os.Stderr, BindCPU: chooseCPU()}
 	if !p.has("autopilot") {
+		opts.Reopen = func() (*trace.Reader, error) { return trace.Open(dir) }
 		if p.has("cpu-unbound") {
 			opts.BindCPU = -1
 		}

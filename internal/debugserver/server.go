@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sort"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -28,6 +29,11 @@ type Server struct {
 	auxv    []byte
 	exe     string
 	exited  bool
+	// Log, if set, receives every packet and reply.
+	Log io.Writer
+	// restarted: the last request was vRun; gdb (and Delve) follow it
+	// with a continue that must report the restart position itself.
+	restarted bool
 }
 
 // New prepares a server for a session stopped at first.
@@ -109,6 +115,9 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 			return err
 		}
 		reply, done := s.handle(data)
+		if s.Log != nil {
+			fmt.Fprintf(s.Log, "gorr rsp: <- %q\ngorr rsp: -> %q\n", data, reply)
+		}
 		if reply != nil {
 			if err := s.conn.WritePacket(reply); err != nil {
 				return err
@@ -134,7 +143,7 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 	case gdbrsp.QSupported:
 		return gdbrsp.SupportedReply([]string{"PacketSize=10000", "QStartNoAckMode+", "qXfer:features:read+",
 			"qXfer:auxv:read+", "qXfer:exec-file:read+", "multiprocess+", "swbreak+", "vContSupported+",
-			"QThreadSuffixSupported+"}), false
+			"QThreadSuffixSupported+", "ReverseContinue+", "ReverseStep+"}), false
 	case gdbrsp.StartNoAckMode:
 		s.conn.WritePacket(gdbrsp.Ok())
 		s.conn.SetNoAck(true)
@@ -219,15 +228,22 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 		return s.resume(false, 0), false
 	case gdbrsp.Step:
 		return s.resume(true, s.stop.Tid), false
+	case gdbrsp.ReverseContinue:
+		return s.reverse(s.sess.ReverseContinue()), false
+	case gdbrsp.ReverseStep:
+		return s.reverse(s.sess.ReverseStep()), false
+	case gdbrsp.VRun:
+		return s.vrun(p), false
 	case gdbrsp.RRCmd:
 		return s.rrcmd(p), false
 	case gdbrsp.Detach:
 		return gdbrsp.Ok(), true
-	case gdbrsp.Kill, gdbrsp.VKill:
+	case gdbrsp.VKill:
+		// gdb's "run"/"restart" kill before vRun: the recording lives on.
+		s.exited = true
+		return gdbrsp.Ok(), false
+	case gdbrsp.Kill:
 		s.sess.Close()
-		if _, ok := p.(gdbrsp.VKill); ok {
-			return gdbrsp.Ok(), true
-		}
 		return nil, true
 	}
 	return nil2(), false
@@ -294,6 +310,12 @@ func (s *Server) vcont(p gdbrsp.VCont) []byte {
 }
 
 func (s *Server) resume(step bool, tid int32) []byte {
+	if s.restarted {
+		s.restarted = false
+		if !step {
+			return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(s.stop.Tid)).Bytes()
+		}
+	}
 	if s.exited {
 		return gdbrsp.ExitedReply(uint8(s.stop.Status.ExitStatus()), int64(s.stop.Pid))
 	}
@@ -331,10 +353,91 @@ func (s *Server) stopReply() []byte {
 	return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).Bytes()
 }
 
+// reverse reports where a backwards request stopped; reaching the start
+// of the recording is replaylog:begin ("No more reverse-execution
+// history" in gdb).
+func (s *Server) reverse(st replay.DebugStop, err error) []byte {
+	if err != nil {
+		if s.Log != nil {
+			fmt.Fprintf(s.Log, "gorr: reverse execution: %v\n", err)
+		}
+		return gdbrsp.Error(1)
+	}
+	s.stop, s.exited = st, false
+	if st.Tid != 0 {
+		s.gThread = st.Tid
+	}
+	if st.Kind == replay.StopStart {
+		return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).ReplayLogBegin().Bytes()
+	}
+	return s.stopReply()
+}
+
+// vrun restarts the replay: at the start (empty argument), at event N,
+// or at checkpoint cN, as rr's vRun does.
+func (s *Server) vrun(p gdbrsp.VRun) []byte {
+	// vRun;<filename>;<arg>: the first argument says where to go.
+	arg := ""
+	if len(p.Args) > 0 {
+		arg = strings.TrimSpace(p.Args[0])
+	}
+	var st replay.DebugStop
+	var err error
+	switch {
+	case arg == "" || arg == "c0":
+		st, err = s.sess.Restart()
+	case strings.HasPrefix(arg, "c"):
+		var n int
+		if _, e := fmt.Sscanf(arg[1:], "%d", &n); e != nil {
+			return gdbrsp.Error(1)
+		}
+		st, err = s.sess.RestartCheckpoint(n)
+	default:
+		var n uint64
+		if _, e := fmt.Sscanf(arg, "%d", &n); e != nil {
+			return gdbrsp.Error(1)
+		}
+		st, err = s.sess.Goto(n)
+	}
+	if err != nil {
+		return gdbrsp.Error(1)
+	}
+	s.stop, s.exited, s.restarted = st, false, true
+	if st.Tid != 0 {
+		s.gThread = st.Tid
+	}
+	return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).Bytes()
+}
+
 // rrcmd answers rr's extension commands; replies are hex-encoded text.
 func (s *Server) rrcmd(p gdbrsp.RRCmd) []byte {
 	var out string
 	switch strings.TrimSpace(p.Name) {
+	case "checkpoint":
+		n, pos := s.sess.Checkpoint()
+		out = fmt.Sprintf("Checkpoint %d at event %d\n", n, pos.Event)
+	case "delete checkpoint":
+		var n int
+		if len(p.Args) > 0 {
+			fmt.Sscanf(p.Args[0], "%d", &n)
+		}
+		if s.sess.DeleteCheckpoint(n) {
+			out = fmt.Sprintf("Deleted checkpoint %d.\n", n)
+		} else {
+			out = fmt.Sprintf("No checkpoint number %d.\n", n)
+		}
+	case "info checkpoints":
+		out = "ID\tWhen\tWhere\n"
+		cks := s.sess.Checkpoints()
+		ids := make([]int, 0, len(cks))
+		for id := range cks {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			p := cks[id]
+			out += fmt.Sprintf("%d\t%d\t0x%x\n", id, p.Event, p.Regs[ptrace.RIP])
+		}
 	case "when":
 		out = fmt.Sprintf("Completed event: %d\n", s.stop.Event)
 	case "when-tid":

@@ -63,39 +63,112 @@ type result struct {
 
 // Session is a replay driven by a debugger: it runs until a stop, then
 // waits for commands. All tracee access happens on the replay goroutine's
-// locked thread; Session methods hand work to it.
+// locked thread; Session methods hand work to it. Going backwards (or
+// restarting) starts a new replay of the same trace that runs to the
+// wanted position (see timeline.go).
 type Session struct {
+	opts    Options
+	cur     *run
+	user    map[uint64]bool // the debugger's breakpoints, kept across runs
+	ever    map[uint64]bool // every address the debugger ever broke at
+	pos     Pos             // where the current stop is
+	stop    DebugStop
+	ckpts   map[int]Pos
+	nckpt   int
+	started bool
+	shown   uint64 // furthest event whose output was reproduced
+}
+
+// run is one replay goroutine.
+type run struct {
 	rp      *replayer
 	cmds    chan command
 	results chan result
-	done    bool
+	exited  chan struct{}
 }
 
 // debugState is the replayer's side of a Session.
 type debugState struct {
-	s        *Session
-	bps      map[uint64]byte // breakpoint address -> original byte
-	stepTask int32           // task to single-step at its next resume (0: none)
-	stepping int32           // task whose step completes at its next event boundary
-	pid      int32           // recorded pid of the debugged process
+	r        *run
+	bps      map[uint64]byte // installed breakpoint address -> original byte
+	user     map[uint64]bool
+	ever     map[uint64]bool
+	hits     map[hitKey]int // arrivals at ever/bp addresses since the last event
+	stepTask int32          // task to single-step at its next resume (0: none)
+	stepping int32          // task whose step completes at its next event boundary
+	pid      int32          // recorded pid of the debugged process
 	started  bool
+	pos      Pos   // position of the last stop
+	goal     *goal // where this run is going, nil when driven by the user
+	// restoreAt is a breakpoint lifted for a step; skipReport marks the
+	// step off a breakpoint that a continue makes.
+	restoreAt  uint64
+	skipReport bool
+}
+
+type hitKey struct {
+	tid  int32
+	addr uint64
 }
 
 // StartSession starts replaying opts.Reader under a debugger and returns
 // at the first instruction of the recorded program.
 func StartSession(opts Options) (*Session, DebugStop, error) {
-	s := &Session{cmds: make(chan command), results: make(chan result)}
-	rp := &replayer{opts: opts, q: queue{r: opts.Reader}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}}
-	rp.dbg = &debugState{s: s, bps: map[uint64]byte{}}
-	s.rp = rp
-	go s.loop()
-	r := <-s.results
-	return s, r.stop, r.err
+	s := &Session{opts: opts, user: map[uint64]bool{}, ever: map[uint64]bool{}, ckpts: map[int]Pos{}}
+	st, err := s.startRun(nil)
+	return s, st, err
 }
 
-func (s *Session) loop() {
+// startRun replaces the current replay by a new one from the start of
+// the trace, driven towards g (nil: stop at the start).
+func (s *Session) startRun(g *goal) (DebugStop, error) {
+	rd := s.opts.Reader
+	if s.started {
+		if s.opts.Reopen == nil {
+			return DebugStop{}, errors.New("this replay cannot be restarted")
+		}
+		var err error
+		if rd, err = s.opts.Reopen(); err != nil {
+			return DebugStop{}, err
+		}
+	}
+	s.started = true
+	s.closeRun()
+	r := &run{cmds: make(chan command), results: make(chan result), exited: make(chan struct{})}
+	opts := s.opts
+	opts.Reader = rd
+	rp := &replayer{opts: opts, q: queue{r: rd}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}, echoFrom: s.shown}
+	rp.dbg = &debugState{r: r, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g}
+	for a := range s.user {
+		rp.dbg.user[a] = true
+	}
+	for a := range s.ever {
+		rp.dbg.ever[a] = true
+	}
+	r.rp = rp
+	s.cur = r
+	go r.loop()
+	res := <-r.results
+	s.stop = res.stop
+	s.shown = max(s.shown, res.stop.Event)
+	_ = s.do(func() { s.pos = rp.dbg.pos })
+	return res.stop, res.err
+}
+
+func (s *Session) closeRun() {
+	if s.cur == nil {
+		return
+	}
+	s.cur.cmds <- command{kind: cmdKill}
+	close(s.cur.cmds)
+	<-s.cur.exited
+	s.cur = nil
+}
+
+func (r *run) loop() {
+	defer close(r.exited)
 	runtime.LockOSThread()
-	rp := s.rp
+	rp := r.rp
 	if rp.opts.BindCPU >= 0 {
 		var set unix.CPUSet
 		set.Set(rp.opts.BindCPU)
@@ -111,23 +184,24 @@ func (s *Session) loop() {
 	}
 	rp.killAll()
 	if errors.Is(err, errKilled) {
-		err = nil
+		for range r.cmds {
+		}
+		return
 	}
 	if err == nil {
 		err = io.EOF
 	}
-	// Report the end, then answer commands until the session is closed.
+	// Report the end, then answer commands until the run is closed.
 	end := result{stop: DebugStop{Kind: StopEnd, Pid: rp.dbg.pid, Event: rp.n, Status: rp.status}, err: err}
-	s.results <- end
-	for c := range s.cmds {
+	r.results <- end
+	for c := range r.cmds {
 		switch c.kind {
 		case cmdDo:
 			close(c.done)
-			s.results <- result{}
+			r.results <- result{}
 		case cmdKill:
-			return
 		default:
-			s.results <- end
+			r.results <- end
 		}
 	}
 }
@@ -137,13 +211,14 @@ func (rp *replayer) pause(st DebugStop) (command, error) {
 	d := rp.dbg
 	st.Pid = d.pid
 	st.Event = rp.n
-	d.s.results <- result{stop: st}
-	for c := range d.s.cmds {
+	d.goal = nil
+	d.r.results <- result{stop: st}
+	for c := range d.r.cmds {
 		switch c.kind {
 		case cmdDo:
 			c.fn()
 			close(c.done)
-			d.s.results <- result{}
+			d.r.results <- result{}
 		case cmdKill:
 			return c, errKilled
 		default:
@@ -154,22 +229,25 @@ func (rp *replayer) pause(st DebugStop) (command, error) {
 }
 
 func (s *Session) do(fn func()) error {
-	if s.done {
+	if s.cur == nil {
 		return errors.New("replay session is closed")
 	}
 	c := command{kind: cmdDo, fn: fn, done: make(chan struct{})}
-	s.cmds <- c
+	s.cur.cmds <- c
 	<-c.done
-	<-s.results
+	<-s.cur.results
 	return nil
 }
 
 func (s *Session) resume(c command) (DebugStop, error) {
-	if s.done {
+	if s.cur == nil {
 		return DebugStop{Kind: StopEnd}, io.EOF
 	}
-	s.cmds <- c
-	r := <-s.results
+	s.cur.cmds <- c
+	r := <-s.cur.results
+	s.stop = r.stop
+	s.shown = max(s.shown, r.stop.Event)
+	_ = s.do(func() { s.pos = s.cur.rp.dbg.pos })
 	return r.stop, r.err
 }
 
@@ -182,23 +260,13 @@ func (s *Session) Step(tid int32) (DebugStop, error) {
 }
 
 // Close kills the replay.
-func (s *Session) Close() {
-	if s.done {
-		return
-	}
-	s.done = true
-	select {
-	case s.cmds <- command{kind: cmdKill}:
-	default:
-	}
-	close(s.cmds)
-}
+func (s *Session) Close() { s.closeRun() }
 
 // Threads lists the recorded thread ids of the debugged process.
 func (s *Session) Threads() []int32 {
 	var out []int32
 	_ = s.do(func() {
-		for _, t := range s.rp.debugTasks() {
+		for _, t := range s.cur.rp.debugTasks() {
 			out = append(out, t.rec)
 		}
 	})
@@ -209,7 +277,7 @@ func (s *Session) Threads() []int32 {
 func (s *Session) Regs(tid int32) (regs trace.Regs, fx []byte, err error) {
 	err = errors.New("no such thread")
 	_ = s.do(func() {
-		t := s.rp.tasks[tid]
+		t := s.cur.rp.tasks[tid]
 		if t == nil {
 			return
 		}
@@ -231,7 +299,7 @@ func (s *Session) ReadMem(addr uint64, n int) ([]byte, error) {
 	var buf []byte
 	err := errors.New("no process")
 	_ = s.do(func() {
-		t := s.rp.debugTask()
+		t := s.cur.rp.debugTask()
 		if t == nil {
 			return
 		}
@@ -242,7 +310,7 @@ func (s *Session) ReadMem(addr uint64, n int) ([]byte, error) {
 			return
 		}
 		buf, err = buf[:got], nil
-		for a, orig := range s.rp.dbg.bps {
+		for a, orig := range s.cur.rp.dbg.bps {
 			if a >= addr && a < addr+uint64(got) {
 				buf[a-addr] = orig
 			}
@@ -254,22 +322,21 @@ func (s *Session) ReadMem(addr uint64, n int) ([]byte, error) {
 // SetBreakpoint plants a software breakpoint.
 func (s *Session) SetBreakpoint(addr uint64) error {
 	err := errors.New("no process")
-	_ = s.do(func() { err = s.rp.insertBreakpoint(addr) })
+	s.user[addr], s.ever[addr] = true, true
+	_ = s.do(func() {
+		s.cur.rp.dbg.user[addr], s.cur.rp.dbg.ever[addr] = true, true
+		err = s.cur.rp.insertBreakpoint(addr)
+	})
 	return err
 }
 
 // ClearBreakpoint removes a software breakpoint.
 func (s *Session) ClearBreakpoint(addr uint64) error {
 	var err error
+	delete(s.user, addr)
 	_ = s.do(func() {
-		orig, ok := s.rp.dbg.bps[addr]
-		if !ok {
-			return
-		}
-		delete(s.rp.dbg.bps, addr)
-		if t := s.rp.debugTask(); t != nil {
-			err = t.mem.WriteMem(addr, []byte{orig})
-		}
+		delete(s.cur.rp.dbg.user, addr)
+		err = s.cur.rp.removeBreakpoint(addr)
 	})
 	return err
 }
@@ -277,8 +344,20 @@ func (s *Session) ClearBreakpoint(addr uint64) error {
 // ExecFile returns the path of the captured executable of the debugged
 // process (inside the trace), and its original path.
 func (s *Session) ExecFile() (captured, original string) {
-	_ = s.do(func() { captured, original = s.rp.dbgExe, s.rp.dbgExeName })
+	_ = s.do(func() { captured, original = s.cur.rp.dbgExe, s.cur.rp.dbgExeName })
 	return
+}
+
+func (rp *replayer) removeBreakpoint(addr uint64) error {
+	orig, ok := rp.dbg.bps[addr]
+	if !ok {
+		return nil
+	}
+	delete(rp.dbg.bps, addr)
+	if t := rp.debugTask(); t != nil {
+		return t.mem.WriteMem(addr, []byte{orig})
+	}
+	return nil
 }
 
 func (rp *replayer) insertBreakpoint(addr uint64) error {
@@ -343,92 +422,6 @@ func (rp *replayer) resumeStep(t *rtask) error {
 	return ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
 }
 
-// debugTrap handles a SIGTRAP met while running t: a breakpoint hit or a
-// completed single step is reported to the debugger and t resumed as it
-// says. It returns false for traps that are not the debugger's.
-func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) {
-	si, err := ptrace.GetSigInfo(t.real)
-	if err != nil {
-		return false, nil
-	}
-	r, err := ptrace.GetRegs(t.real)
-	if err != nil {
-		return false, err
-	}
-	var stop DebugStop
-	switch {
-	case si.Code() == 0x80: // int3
-		if _, ok := rp.dbg.bps[r[ptrace.RIP]-1]; !ok {
-			return false, nil
-		}
-		r[ptrace.RIP]--
-		if err := ptrace.SetRegs(t.real, &r); err != nil {
-			return false, err
-		}
-		stop = DebugStop{Kind: StopBreakpoint, Tid: t.rec, Addr: r[ptrace.RIP]}
-	case *stepping && si.Code() == 2: // TRAP_TRACE
-		stop = DebugStop{Kind: StopStep, Tid: t.rec}
-	default:
-		return false, nil
-	}
-	*stepping = false
-	c, err := rp.pause(stop)
-	if err != nil {
-		return false, err
-	}
-	if c.kind == cmdStep {
-		*stepping = true
-		return true, ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
-	}
-	return true, ptrace.Resume(t.real, mode, 0)
-}
-
-// afterEvent reports stops due at event boundaries.
-func (rp *replayer) afterEvent(ev *trace.Event) error {
-	d := rp.dbg
-	if len(ev.Mem) > 0 || len(ev.Maps) > 0 {
-		rp.refreshBreakpoints()
-	}
-	var stop *DebugStop
-	switch {
-	case ev.Kind == trace.KindExec && !d.started:
-		d.started = true
-		d.pid = ev.NewTid
-		rp.noteExe(ev)
-		rp.refreshBreakpoints()
-		stop = &DebugStop{Kind: StopStart, Tid: ev.NewTid}
-	case ev.Kind == trace.KindExit && ev.Tid == d.pid:
-		stop = &DebugStop{Kind: StopExited, Tid: ev.Tid, Status: unix.WaitStatus(ev.Result)}
-	case d.stepping != 0 && ev.Tid == d.stepping && ev.Kind != trace.KindSyscallEntry:
-		d.stepping = 0
-		stop = &DebugStop{Kind: StopStep, Tid: ev.Tid}
-	}
-	if stop == nil {
-		return nil
-	}
-	c, err := rp.pause(*stop)
-	if err != nil {
-		return err
-	}
-	if c.kind == cmdStep {
-		tid := c.tid
-		if tid <= 0 || rp.tasks[tid] == nil {
-			tid = stop.Tid
-		}
-		if rp.tasks[tid] == nil {
-			return nil
-		}
-		t := rp.tasks[tid]
-		if t.atEntry {
-			// Held inside a system call: the step ends when it returns.
-			d.stepping = tid
-		} else {
-			d.stepTask = tid
-		}
-	}
-	return nil
-}
-
 // beforeExit reports the synthetic SIGKILL stop rr gives just before the
 // debugged process exits, so the user can still look around (and, later,
 // go backwards).
@@ -436,9 +429,22 @@ func (rp *replayer) beforeExit(t *rtask) error {
 	if rp.dbg == nil || !rp.dbg.started || t.proc != rp.debugProc() {
 		return nil
 	}
+	d := rp.dbg
+	here := Pos{Event: rp.n, Tid: t.rec, Addr: exitingAddr, Regs: rp.regsOf(t.rec)}
+	if g := d.goal; g != nil {
+		if g.kind != goalReach || g.target.Addr != exitingAddr || g.target.Event != rp.n || g.target.Tid != t.rec {
+			return nil
+		}
+		g.done = true
+	}
+	d.pos = here
 	_, err := rp.pause(DebugStop{Kind: StopExiting, Tid: t.rec})
 	return err
 }
+
+// exitingAddr marks the position of the stop before the debugged process
+// exits (the end of its last run of user code).
+const exitingAddr = ^uint64(0)
 
 func (rp *replayer) debugProc() *rproc {
 	if t := rp.tasks[rp.dbg.pid]; t != nil {

@@ -123,3 +123,161 @@ func TestSessionBreakpointsAndSteps(t *testing.T) {
 		t.Fatalf("want exit 5, got %+v %v", stop, err)
 	}
 }
+
+func TestSessionReverse(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "loop.c")
+	os.WriteFile(src, []byte(loopSrc), 0o644)
+	bin := filepath.Join(dir, "loop")
+	if out, err := exec.Command("gcc", "-O1", "-g", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, out)
+	}
+	f, _ := elf.Open(bin)
+	syms, _ := f.Symbols()
+	var tick uint64
+	for _, s := range syms {
+		if s.Name == "tick" {
+			tick = s.Value
+		}
+	}
+	f.Close()
+	traceDir := filepath.Join(dir, "trace")
+	w, _ := trace.Create(traceDir, trace.Header{})
+	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	res, err := record.Record(record.Options{Argv: []string{bin}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := w.Header()
+	h.ExitStatus = int(res.Status)
+	w.Close(h)
+	rd, _ := trace.Open(traceDir)
+	s, _, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetBreakpoint(tick)
+	rdi := func() uint64 {
+		r, _, _ := s.Regs(s.Position().Tid)
+		return r[ptrace.RDI]
+	}
+	var hitRDI []uint64
+	for i := 0; i < 3; i++ {
+		st, err := s.Continue()
+		if err != nil || st.Kind != replay.StopBreakpoint {
+			t.Fatalf("continue %d: %+v %v", i, st, err)
+		}
+		hitRDI = append(hitRDI, rdi())
+		s.ClearBreakpoint(tick)
+		s.Step(st.Tid)
+		s.SetBreakpoint(tick)
+	}
+	// Back from just after the third hit: a reverse step lands on the hit.
+	st, err := s.ReverseStep()
+	if err != nil || st.Kind != replay.StopStep {
+		t.Fatalf("reverse step: %+v %v", st, err)
+	}
+	if r, _, _ := s.Regs(st.Tid); r[ptrace.RIP] != tick || r[ptrace.RDI] != hitRDI[2] {
+		t.Fatalf("reverse step went to rip 0x%x rdi %d, want 0x%x rdi %d", r[ptrace.RIP], r[ptrace.RDI], tick, hitRDI[2])
+	}
+	for want := 1; want >= 0; want-- {
+		st, err = s.ReverseContinue()
+		if err != nil || st.Kind != replay.StopBreakpoint {
+			t.Fatalf("reverse continue: %+v %v", st, err)
+		}
+		if got := rdi(); got != hitRDI[want] {
+			t.Fatalf("reverse continue reached the hit with i=%d, want %d", got, hitRDI[want])
+		}
+	}
+	st, err = s.ReverseContinue()
+	if err != nil || st.Kind != replay.StopStart {
+		t.Fatalf("reverse continue past the first hit: %+v %v", st, err)
+	}
+	// Forward again from the start: the first hit.
+	st, err = s.Continue()
+	if err != nil || st.Kind != replay.StopBreakpoint || rdi() != hitRDI[0] {
+		t.Fatalf("continue after reaching the start: %+v %v", st, err)
+	}
+	// A reverse step from a breakpoint hit goes to the instruction before
+	// it (the call in main), counting the thread's steps from its last event.
+	st, err = s.ReverseStep()
+	if err != nil || st.Kind != replay.StopStep {
+		t.Fatalf("reverse step from a hit: %+v %v", st, err)
+	}
+	r, _, _ := s.Regs(st.Tid)
+	if r[ptrace.RIP] == tick {
+		t.Fatalf("reverse step from the hit did not move")
+	}
+	st, err = s.Step(st.Tid)
+	if r2, _, _ := s.Regs(st.Tid); err != nil || r2[ptrace.RIP] != tick {
+		t.Fatalf("stepping forward again did not return to tick: rip 0x%x %v", r2[ptrace.RIP], err)
+	}
+}
+
+func TestSessionReverseStepAcrossSyscall(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "loop.c")
+	os.WriteFile(src, []byte(loopSrc), 0o644)
+	bin := filepath.Join(dir, "loop")
+	if out, err := exec.Command("gcc", "-O1", "-g", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, out)
+	}
+	f, _ := elf.Open(bin)
+	syms, _ := f.Symbols()
+	var tick uint64
+	for _, s := range syms {
+		if s.Name == "tick" {
+			tick = s.Value
+		}
+	}
+	f.Close()
+	traceDir := filepath.Join(dir, "trace")
+	w, _ := trace.Create(traceDir, trace.Header{})
+	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	res, err := record.Record(record.Options{Argv: []string{bin}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := w.Header()
+	h.ExitStatus = int(res.Status)
+	w.Close(h)
+	rd, _ := trace.Open(traceDir)
+	s, _, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.SetBreakpoint(tick)
+	st, _ := s.Continue()
+	s.ClearBreakpoint(tick)
+	// Step until a step crosses the clock_gettime system call, then two more.
+	var rips []uint64
+	crossed := -1
+	for i := 0; i < 5000 && (crossed < 0 || i < crossed+3); i++ {
+		before := s.Position().Event
+		st, err = s.Step(st.Tid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, _, _ := s.Regs(st.Tid)
+		rips = append(rips, r[ptrace.RIP])
+		if crossed < 0 && s.Position().Event != before {
+			crossed = i
+		}
+	}
+	if crossed < 0 {
+		t.Fatal("no step crossed a system call")
+	}
+	// Back, one instruction at a time, across the system call.
+	for i := len(rips) - 2; i >= crossed-1 && i >= 0; i-- {
+		st, err = s.ReverseStep()
+		if err != nil {
+			t.Fatalf("reverse step to step %d: %v (pos %+v)", i, err, s.Position())
+		}
+		r, _, _ := s.Regs(st.Tid)
+		if r[ptrace.RIP] != rips[i] {
+			t.Fatalf("reverse step to step %d: rip 0x%x, want 0x%x", i, r[ptrace.RIP], rips[i])
+		}
+	}
+}

@@ -85,7 +85,16 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	if d := compareRegs(ev.Regs, &regs); len(d) > 0 {
 		return rp.diverge(ev, "entering "+linux.Name(nr), d...)
 	}
+	if regs[ptrace.R11] != ev.Regs[ptrace.R11] {
+		// Single-stepped onto the syscall: r11 caught TF.
+		regs[ptrace.R11] = ev.Regs[ptrace.R11]
+		if err := ptrace.SetRegs(t.real, &regs); err != nil {
+			return err
+		}
+	}
 	t.atEntry, t.executing, t.entry = true, exe, regs
+	t.lastEntry = rp.n
+	t.inCall = true
 	t.rewritten, t.fileMap = false, nil
 	if exe {
 		return rp.prepare(ev, t, out)
@@ -243,6 +252,7 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 		t.restart = ev.Sysno != unix.SYS_RT_SIGRETURN
 	}
 	t.executing = false
+	t.inCall = false
 	t.atEntry = true // still held; resumed by its next event
 	return rp.echo(ev, t)
 }
@@ -335,7 +345,7 @@ func (rp *replayer) echo(ev *trace.Event, t *rtask) error {
 	default:
 		return nil
 	}
-	if w == nil || ev.Result <= 0 {
+	if w == nil || ev.Result <= 0 || rp.n <= rp.echoFrom {
 		return nil
 	}
 	a := ptrace.SyscallArgs(&t.entry)

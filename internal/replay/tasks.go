@@ -56,7 +56,7 @@ func (rp *replayer) exec(ev *trace.Event) error {
 		return err
 	}
 	rp.tasks[t.rec] = t
-	t.atEntry, t.executing = false, false
+	t.atEntry, t.executing, t.inCall = false, false, false
 	return rp.rebuild(ev, t)
 }
 

@@ -1,0 +1,478 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// Pos is an exact position on the replay timeline, defined so that
+// replay can reach it again without a hardware counter:
+//
+//   - Event is the number of events completed (the timeline between two
+//     events is one task's run of user code, so Event also names that
+//     stretch);
+//   - the base is either the boundary right after Event (Addr == 0), or
+//     the Hits-th time thread Tid arrived at instruction Addr after that
+//     boundary (counted with a breakpoint at Addr, so two dynamic
+//     instances of the same instruction are different positions even
+//     when all registers are equal);
+//   - then Steps single-steps of Tid.
+//
+// Regs are the registers at the base, checked when the base is reached
+// again.
+type Pos struct {
+	Event uint64
+	Tid   int32
+	Addr  uint64
+	Hits  int
+	Steps int
+	Regs  trace.Regs
+}
+
+type goalKind int
+
+const (
+	goalReach      goalKind = iota // stop at target
+	goalScan                       // find the last user breakpoint hit before target
+	goalCountSteps                 // count Tid's steps from boundary Event to target (or to its next syscall)
+)
+
+// goal drives a run to a position without stopping on the way.
+type goal struct {
+	kind   goalKind
+	target Pos
+	toCall bool   // goalCountSteps: stop at Tid's next system call instead of a base
+	from   uint64 // goalCountSteps: the boundary to step from
+	// progress
+	baseReached bool
+	stepsLeft   int
+	counted     int
+	last        *Pos // goalScan result
+	done        bool
+	stopKind    StopKind
+}
+
+// arrive is called when tid arrives at addr (about to execute it) at a
+// breakpoint trap (bp) or after a single step; it counts the arrival and
+// returns the position.
+func (rp *replayer) arrive(tid int32, addr uint64) Pos {
+	d := rp.dbg
+	k := hitKey{tid, addr}
+	if _, ok := d.bps[addr]; ok || d.ever[addr] {
+		d.hits[k]++
+	}
+	r := rp.regsOf(tid)
+	return Pos{Event: rp.n, Tid: tid, Addr: addr, Hits: d.hits[k], Regs: r}
+}
+
+func (rp *replayer) regsOf(tid int32) trace.Regs {
+	if t := rp.tasks[tid]; t != nil {
+		r, _ := ptrace.GetRegs(t.real)
+		return r
+	}
+	return trace.Regs{}
+}
+
+// debugTrap handles a SIGTRAP met while running t: a breakpoint hit or a
+// completed single step. It returns false for traps that are not the
+// debugger's. When a user (or goal) stop is due it pauses and resumes t
+// as the debugger says.
+func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) {
+	d := rp.dbg
+	si, err := ptrace.GetSigInfo(t.real)
+	if err != nil {
+		return false, nil
+	}
+	r, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return false, err
+	}
+	var stop *DebugStop
+	switch {
+	case si.Code() == 0x80: // int3
+		if _, ok := d.bps[r[ptrace.RIP]-1]; !ok {
+			return false, nil
+		}
+		r[ptrace.RIP]--
+		if err := ptrace.SetRegs(t.real, &r); err != nil {
+			return false, err
+		}
+		pos := rp.arrive(t.rec, r[ptrace.RIP])
+		stop = rp.onArrival(t, pos, false)
+	case *stepping && si.Code() == 2: // TRAP_TRACE
+		*stepping = false
+		pos := rp.arrive(t.rec, r[ptrace.RIP])
+		if d.goal == nil && d.pos.Tid == t.rec {
+			pos = d.pos // same base, one more step
+			pos.Steps++
+		}
+		stop = rp.onArrival(t, pos, true)
+	default:
+		return false, nil
+	}
+	if stop == nil {
+		// A goal run passing by: keep going (a step, if the goal wants one).
+		return true, rp.resumeFromTrap(t, mode, stepping)
+	}
+	c, err := rp.pause(*stop)
+	if err != nil {
+		return false, err
+	}
+	if c.kind == cmdStep {
+		*stepping = true
+		return true, ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+	}
+	return true, rp.resumeFromTrap(t, mode, stepping)
+}
+
+// resumeFromTrap continues t after a trap, stepping when a goal needs
+// steps or when t sits on one of our breakpoints (so it is not counted
+// twice).
+func (rp *replayer) resumeFromTrap(t *rtask, mode int, stepping *bool) error {
+	d := rp.dbg
+	r, _ := ptrace.GetRegs(t.real)
+	_, onBp := d.bps[r[ptrace.RIP]]
+	g := d.goal
+	if g != nil && (g.stepsLeft > 0 || g.kind == goalCountSteps && g.baseReached) {
+		*stepping = true
+		return rp.stepOver(t, onBp)
+	}
+	if onBp {
+		// Step off the breakpoint, then continue.
+		*stepping = true
+		d.skipReport = true
+		return rp.stepOver(t, true)
+	}
+	return ptrace.Resume(t.real, mode, 0)
+}
+
+// stepOver single-steps t with the breakpoint under it (if any) lifted.
+func (rp *replayer) stepOver(t *rtask, onBp bool) error {
+	r, _ := ptrace.GetRegs(t.real)
+	at := r[ptrace.RIP]
+	if onBp {
+		orig := rp.dbg.bps[at]
+		_ = t.mem.WriteMem(at, []byte{orig})
+		rp.dbg.restoreAt = at
+	}
+	return ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+}
+
+// onArrival decides whether an arrival is a stop for the debugger (or
+// for the goal), and records the position.
+func (rp *replayer) onArrival(t *rtask, pos Pos, step bool) *DebugStop {
+	d := rp.dbg
+	if d.restoreAt != 0 {
+		_ = t.mem.WriteMem(d.restoreAt, []byte{0xcc})
+		d.restoreAt = 0
+	}
+	if d.skipReport {
+		// The step off a breakpoint by a continue: not a stop.
+		d.skipReport = false
+		if pos.Addr != 0 {
+			if _, ok := d.bps[pos.Addr]; ok && !step {
+				return rp.arrivalStop(t, pos, step)
+			}
+		}
+		return nil
+	}
+	return rp.arrivalStop(t, pos, step)
+}
+
+func (rp *replayer) arrivalStop(t *rtask, pos Pos, step bool) *DebugStop {
+	d := rp.dbg
+	g := d.goal
+	if g == nil {
+		if step || d.user[pos.Addr] {
+			d.pos = pos
+			kind := StopBreakpoint
+			if step {
+				kind = StopStep
+			}
+			return &DebugStop{Kind: kind, Tid: t.rec, Addr: pos.Addr}
+		}
+		return nil
+	}
+	return rp.goalArrival(t, pos, step)
+}
+
+// goalArrival advances a goal run at an arrival.
+func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
+	d := rp.dbg
+	g := d.goal
+	switch g.kind {
+	case goalCountSteps:
+		if !g.baseReached || t.rec != g.target.Tid {
+			return nil
+		}
+		g.counted++
+		if !g.toCall && pos.Addr == g.target.Addr && rp.n == g.target.Event && sameRegs(&pos.Regs, &g.target.Regs) {
+			g.done = true
+			d.pos = pos
+			return &DebugStop{Kind: StopStep, Tid: t.rec}
+		}
+		return nil
+	}
+	if g.stepsLeft > 0 && step && t.rec == g.target.Tid {
+		g.stepsLeft--
+		if g.stepsLeft == 0 {
+			return rp.goalDone(t, pos)
+		}
+		return nil
+	}
+	tg := g.target
+	if !g.baseReached && tg.Addr != 0 && t.rec == tg.Tid && pos.Addr == tg.Addr && rp.n == tg.Event &&
+		pos.Hits >= tg.Hits && sameRegs(&pos.Regs, &tg.Regs) {
+		g.baseReached = true
+		if tg.Steps == 0 {
+			return rp.goalDone(t, pos)
+		}
+		g.stepsLeft = tg.Steps
+		return nil
+	}
+	if g.kind == goalScan && !step && d.user[pos.Addr] && !g.baseReached {
+		p := pos
+		g.last = &p
+	}
+	return nil
+}
+
+func (rp *replayer) goalDone(t *rtask, pos Pos) *DebugStop {
+	d := rp.dbg
+	g := d.goal
+	g.done = true
+	d.pos = g.target // the position as the debugger knows it (base + steps)
+	kind := g.stopKind
+	if kind == 0 {
+		kind = StopStep
+		if pos.Steps == 0 && pos.Addr != 0 && d.user[pos.Addr] {
+			kind = StopBreakpoint
+		}
+	}
+	return &DebugStop{Kind: kind, Tid: t.rec, Addr: pos.Addr}
+}
+
+// afterEvent reports stops due at event boundaries and advances goals.
+func (rp *replayer) afterEvent(ev *trace.Event) error {
+	d := rp.dbg
+	clear(d.hits)
+	if len(ev.Mem) > 0 || len(ev.Maps) > 0 {
+		rp.refreshBreakpoints()
+	}
+	var stop *DebugStop
+	boundary := Pos{Event: rp.n, Tid: ev.Tid}
+	switch {
+	case ev.Kind == trace.KindExec && !d.started:
+		d.started = true
+		d.pid = ev.NewTid
+		rp.noteExe(ev)
+		for a := range d.user {
+			_ = rp.insertBreakpoint(a)
+		}
+		if g := d.goal; g != nil && g.target.Addr != 0 && g.target.Addr != exitingAddr {
+			// An internal breakpoint to see the target's base arrive (the
+			// debugger's breakpoint there may have been a temporary one).
+			_ = rp.insertBreakpoint(g.target.Addr)
+		}
+		boundary.Tid = ev.NewTid
+		if d.goal == nil {
+			stop = &DebugStop{Kind: StopStart, Tid: ev.NewTid}
+		}
+	case d.goal == nil && ev.Kind == trace.KindExit && ev.Tid == d.pid:
+		stop = &DebugStop{Kind: StopExited, Tid: ev.Tid, Status: unix.WaitStatus(ev.Result)}
+	case d.stepping != 0 && ev.Tid == d.stepping && ev.Kind != trace.KindSyscallEntry:
+		d.stepping = 0
+		if g := d.goal; g != nil {
+			if g.kind == goalCountSteps && g.baseReached && ev.Tid == g.target.Tid {
+				g.counted++
+				if g.toCall {
+					g.done = true
+					stop = &DebugStop{Kind: StopStep, Tid: ev.Tid}
+					break
+				}
+				d.stepTask = ev.Tid
+			} else if g.stepsLeft > 0 && ev.Tid == g.target.Tid {
+				g.stepsLeft--
+				if g.stepsLeft == 0 {
+					t := rp.tasks[ev.Tid]
+					boundary.Regs = rp.regsOf(ev.Tid)
+					stop = rp.goalDone(t, boundary)
+				} else {
+					d.stepTask = ev.Tid
+				}
+			}
+			break
+		}
+		stop = &DebugStop{Kind: StopStep, Tid: ev.Tid}
+	}
+	if g := d.goal; g != nil && !g.baseReached && stop == nil &&
+		(g.kind == goalCountSteps && rp.n == g.from || g.kind != goalCountSteps && rp.n == g.target.Event && g.target.Addr == 0) {
+		// A boundary base.
+		g.baseReached = true
+		switch {
+		case g.kind == goalCountSteps:
+			d.stepTask = g.target.Tid
+		case g.target.Steps == 0:
+			boundary.Tid = g.target.Tid
+			boundary.Regs = rp.regsOf(g.target.Tid)
+			stop = rp.goalDone(rp.tasks[g.target.Tid], boundary)
+		default:
+			g.stepsLeft = g.target.Steps
+			d.stepTask = g.target.Tid
+		}
+	}
+	if stop == nil {
+		return nil
+	}
+	if d.goal == nil {
+		boundary.Regs = rp.regsOf(boundary.Tid)
+		d.pos = boundary
+	}
+	c, err := rp.pause(*stop)
+	if err != nil {
+		return err
+	}
+	if c.kind == cmdStep {
+		tid := c.tid
+		if tid <= 0 || rp.tasks[tid] == nil {
+			tid = stop.Tid
+		}
+		t := rp.tasks[tid]
+		if t == nil {
+			return nil
+		}
+		if t.inCall {
+			// Inside a system call: the step ends when it returns.
+			d.stepping = tid
+		} else {
+			d.stepTask = tid
+		}
+		if d.pos.Tid != tid {
+			d.pos = Pos{Event: rp.n, Tid: tid, Regs: rp.regsOf(tid)}
+		}
+	}
+	return nil
+}
+
+// atBeginning is the position of the start stop.
+func (s *Session) atBeginning() (DebugStop, error) {
+	st, err := s.startRun(nil)
+	st.Kind = StopStart
+	return st, err
+}
+
+// ReverseContinue goes back to the last time a breakpoint was hit before
+// the current position, or to the start of the recording (StopStart).
+// It replays from the start twice: once to find that hit, once to reach
+// it.
+func (s *Session) ReverseContinue() (DebugStop, error) {
+	target := s.pos
+	if s.stop.Kind == StopExited || s.stop.Kind == StopEnd {
+		target = Pos{Event: ^uint64(0) >> 1}
+	}
+	g := &goal{kind: goalScan, target: target}
+	if _, err := s.startRun(g); err != nil && !isEnd(err) {
+		return DebugStop{}, err
+	}
+	if g.last == nil {
+		return s.atBeginning()
+	}
+	return s.startRun(&goal{kind: goalReach, target: *g.last, stopKind: StopBreakpoint})
+}
+
+// ReverseStep goes back one instruction of the current thread.
+func (s *Session) ReverseStep() (DebugStop, error) {
+	cur := s.pos
+	switch {
+	case cur.Steps > 0:
+		t := cur
+		t.Steps--
+		return s.startRun(&goal{kind: goalReach, target: t, stopKind: StopStep})
+	case cur.Addr != 0:
+		// Count the thread's instructions from the start of its run.
+		// (Event is the event being processed when the hit happened: its
+		// run of user code starts at the boundary after Event-1.)
+		g := &goal{kind: goalCountSteps, target: cur, from: cur.Event - 1}
+		if _, err := s.startRun(g); err != nil && !isEnd(err) {
+			return DebugStop{}, err
+		}
+		if g.done && g.counted > 0 {
+			return s.startRun(&goal{kind: goalReach, target: Pos{Event: cur.Event - 1, Tid: cur.Tid, Steps: g.counted - 1}, stopKind: StopStep})
+		}
+	}
+	// At the start of the thread's run: the previous instruction is the
+	// system call that ended its previous run.
+	var entry uint64
+	_ = s.do(func() {
+		if t := s.cur.rp.tasks[cur.Tid]; t != nil {
+			entry = t.lastEntry
+		}
+	})
+	if entry == 0 || entry > cur.Event {
+		return s.atBeginning()
+	}
+	g := &goal{kind: goalCountSteps, toCall: true, target: Pos{Event: entry - 1, Tid: cur.Tid}, from: entry - 1}
+	if _, err := s.startRun(g); err != nil && !isEnd(err) {
+		return DebugStop{}, err
+	}
+	if !g.done || g.counted == 0 {
+		return s.atBeginning()
+	}
+	return s.startRun(&goal{kind: goalReach, target: Pos{Event: entry - 1, Tid: cur.Tid, Steps: g.counted - 1}, stopKind: StopStep})
+}
+
+// Restart goes back to the start of the recording.
+func (s *Session) Restart() (DebugStop, error) { return s.atBeginning() }
+
+// Goto runs to the boundary after event n.
+func (s *Session) Goto(n uint64) (DebugStop, error) {
+	if n <= 1 {
+		return s.atBeginning()
+	}
+	tid := s.pos.Tid
+	return s.startRun(&goal{kind: goalReach, target: Pos{Event: n, Tid: tid}, stopKind: StopStep})
+}
+
+// Checkpoint remembers the current position and returns its number.
+func (s *Session) Checkpoint() (int, Pos) {
+	s.nckpt++
+	s.ckpts[s.nckpt] = s.pos
+	return s.nckpt, s.pos
+}
+
+// Checkpoints lists the checkpoints by number.
+func (s *Session) Checkpoints() map[int]Pos { return s.ckpts }
+
+// DeleteCheckpoint forgets a checkpoint.
+func (s *Session) DeleteCheckpoint(n int) bool {
+	_, ok := s.ckpts[n]
+	delete(s.ckpts, n)
+	return ok
+}
+
+// RestartCheckpoint goes to checkpoint n.
+func (s *Session) RestartCheckpoint(n int) (DebugStop, error) {
+	p, ok := s.ckpts[n]
+	if !ok {
+		return DebugStop{}, fmt.Errorf("no checkpoint %d", n)
+	}
+	if p.Event <= 1 && p.Addr == 0 && p.Steps == 0 {
+		return s.atBeginning()
+	}
+	return s.startRun(&goal{kind: goalReach, target: p, stopKind: StopStep})
+}
+
+// Position is where the current stop is.
+func (s *Session) Position() Pos { return s.pos }
+
+func isEnd(err error) bool { return errors.Is(err, io.EOF) }
+
+// sameRegs compares registers as divergence checks do (ignoring the trap
+// and resume flags a debugger's single steps leave behind).
+func sameRegs(a, b *trace.Regs) bool { return len(compareRegs(a, b)) == 0 }
