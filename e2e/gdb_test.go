@@ -150,3 +150,36 @@ func TestDebugServerLaunchLines(t *testing.T) {
 		t.Errorf("the executable should be the copy captured in the trace: %s", lines[1])
 	}
 }
+
+// Backwards: reverse-continue lands on earlier hits with the values the
+// recording had, and finally on the start of the recording;
+// reverse-next returns to the previous line; checkpoints and restart work.
+func TestGDBReverse(t *testing.T) {
+	needGDB(t)
+	traceDir, recorded := recordGDBProg(t)
+	want := strings.Fields(recorded)[:3]
+	out := gdbBatch(t, traceDir,
+		"break prog.c:10", "continue", "continue", "continue", "print v",
+		"reverse-continue", "print v",
+		"checkpoint",
+		"reverse-continue", "print v",
+		"reverse-continue",
+		"restart 1", "print v",
+		"next", "next", "reverse-next", "info line *$pc",
+		"restart", "continue", "print v")
+	got := regexp.MustCompile(`(?m)^\$\d+ = (-?\d+)$`).FindAllStringSubmatch(out, -1)
+	wantSeq := []string{want[2], want[1], want[0], want[1], want[0]}
+	if len(got) != len(wantSeq) {
+		t.Fatalf("want %d printed values, gdb said:\n%s", len(wantSeq), out)
+	}
+	for i := range wantSeq {
+		if got[i][1] != wantSeq[i] {
+			t.Fatalf("value %d: gdb printed %s, want %s (recorded %v)\n%s", i, got[i][1], wantSeq[i], want, out)
+		}
+	}
+	for _, s := range []string{"No more reverse-execution history.", "Checkpoint 1 at event", `Line 11 of "`} {
+		if !strings.Contains(out, s) {
+			t.Errorf("gdb output lacks %q:\n%s", s, out)
+		}
+	}
+}

@@ -78,6 +78,9 @@ func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
 		}
 		port = n
 	}
+	if os.Getenv("GORR_LOG_EVENTS") != "" {
+		opts.Log = os.Stderr
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {
 		return fatalf("replay: listen on 127.0.0.1:%d: %v", port, err)

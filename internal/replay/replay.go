@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"runtime"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -162,18 +163,40 @@ func (rp *replayer) run() (*Result, error) {
 }
 
 func (rp *replayer) killAll() {
+	live := map[int]*rtask{}
 	for _, t := range rp.tasks {
-		_ = unix.Kill(t.real, unix.SIGKILL)
-	}
-	for _, t := range rp.tasks {
-		for {
-			st, _, err := ptrace.Wait(t.real, false)
-			if err != nil || st.Kind == ptrace.StopExited {
-				break
-			}
-			_ = ptrace.Resume(t.real, ptrace.Cont, 0)
+		if !t.gone {
+			live[t.real] = t
+			_ = unix.Kill(t.real, unix.SIGKILL)
 		}
-		_ = t.mem.Close()
+	}
+	// Reap without blocking on any one task: a thread-group leader is
+	// reported only after its threads, which wait in PTRACE_EVENT_EXIT
+	// stops for us to let them go.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(live) > 0 && time.Now().Before(deadline) {
+		progressed := false
+		for tid, t := range live {
+			st, ok, err := ptrace.Wait(tid, true)
+			if err != nil {
+				delete(live, tid)
+				_ = t.mem.Close()
+				continue
+			}
+			if !ok {
+				continue
+			}
+			progressed = true
+			if st.Kind == ptrace.StopExited {
+				delete(live, tid)
+				_ = t.mem.Close()
+			} else {
+				_ = ptrace.Resume(tid, ptrace.Cont, 0)
+			}
+		}
+		if !progressed {
+			time.Sleep(100 * time.Microsecond)
+		}
 	}
 	rp.tasks = map[int32]*rtask{}
 }
