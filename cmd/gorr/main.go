@@ -18,7 +18,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"record", "gorr record [OPTIONS] PROG [ARGS...]", "record PROG and its descendants into a new trace", cmdRecord},
-		{"replay", "gorr replay [OPTIONS] [TRACE]", "replay a trace (-a: without a debugger)", cmdReplay},
+		{"replay", "gorr replay [OPTIONS] [TRACE] [-- GDB ARGS]", "replay a trace in gdb (-a: without a debugger)", cmdReplay},
 		{"ps", "gorr ps [TRACE]", "list the processes of a trace", cmdPs},
 		{"dump", "gorr dump [--json] [-r] [TRACE] [EVENTS...]", "print the events of a trace", cmdDump},
 		{"traceinfo", "gorr traceinfo [TRACE]", "print the trace header as JSON", cmdTraceinfo},
@@ -88,9 +88,14 @@ var helpText = map[string]string{
                               system call while others wait (default 20s)
 The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else
 ~/.local/share/gorr, as <program>-N. gorr exits with the program's status.`,
-	"replay": `Options:
+	"replay": `Without -a, gorr serves the replay to gdb and runs gdb on it
+(arguments after -- go to gdb). Options:
   -a, --autopilot   replay without a debugger, reproducing the recorded
                     stdout and stderr, and exit with the recorded status
+  -s, --dbgport P   only serve on 127.0.0.1:P (0: any free port) and print
+                    rr's "Launch debugger with" lines
+  -d, --debugger F  the gdb to run
+  -x FILE           a gdb script to run at start
   -q                do not reproduce the recorded output
   -u, --cpu-unbound do not bind to one CPU
 TRACE defaults to the latest trace; a bare name is looked up in the
