@@ -292,10 +292,11 @@ func (s *Server) xfer(p gdbrsp.XferRead) []byte {
 	var data []byte
 	switch p.Object {
 	case "features":
-		if p.Annex != "target.xml" {
+		doc, ok := targetDocs[p.Annex]
+		if !ok {
 			return gdbrsp.Error(0)
 		}
-		data = []byte(targetXML)
+		data = []byte(doc)
 	case "auxv":
 		data = s.auxv
 	case "exec-file":

@@ -7,15 +7,26 @@ import (
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// targetXML describes the registers gorr serves, in gdb's amd64-linux
-// numbering: 0-23 general and segment registers, 24-39 x87, 40-55 xmm,
-// 56 mxcsr, 57 orig_rax, 58 fs_base, 59 gs_base.
-const targetXML = `<?xml version="1.0"?>
+// targetDocs is the target description served through
+// qXfer:features:read: target.xml includes one document per feature (the
+// layout rr and gdbserver use, which Delve requires). Registers follow
+// gdb's amd64-linux numbering: 0-23 general and segment registers, 24-39
+// x87, 40-55 xmm, 56 mxcsr, 57 orig_rax, 58 fs_base, 59 gs_base.
+var targetDocs = map[string]string{
+	"target.xml": `<?xml version="1.0"?>
 <!DOCTYPE target SYSTEM "gdb-target.dtd">
 <target>
   <architecture>i386:x86-64</architecture>
   <osabi>GNU/Linux</osabi>
-  <feature name="org.gnu.gdb.i386.core">
+  <xi:include href="64bit-core.xml"/>
+  <xi:include href="64bit-sse.xml"/>
+  <xi:include href="64bit-linux.xml"/>
+  <xi:include href="64bit-segments.xml"/>
+</target>
+`,
+	"64bit-core.xml": `<?xml version="1.0"?>
+<!DOCTYPE feature SYSTEM "gdb-target.dtd">
+<feature name="org.gnu.gdb.i386.core">
     <flags id="i386_eflags" size="4">
       <field name="CF" start="0" end="0"/>
       <field name="" start="1" end="1"/>
@@ -70,7 +81,10 @@ const targetXML = `<?xml version="1.0"?>
     <reg name="fooff" bitsize="32" type="int" group="float"/>
     <reg name="fop" bitsize="32" type="int" group="float"/>
   </feature>
-  <feature name="org.gnu.gdb.i386.sse">
+`,
+	"64bit-sse.xml": `<?xml version="1.0"?>
+<!DOCTYPE feature SYSTEM "gdb-target.dtd">
+<feature name="org.gnu.gdb.i386.sse">
     <vector id="v8bf16" type="bfloat16" count="8"/>
     <vector id="v4f" type="ieee_single" count="4"/>
     <vector id="v2d" type="ieee_double" count="2"/>
@@ -106,15 +120,21 @@ const targetXML = `<?xml version="1.0"?>
     <reg name="xmm15" bitsize="128" type="vec128"/>
     <reg name="mxcsr" bitsize="32" type="int" group="vector"/>
   </feature>
-  <feature name="org.gnu.gdb.i386.linux">
+`,
+	"64bit-linux.xml": `<?xml version="1.0"?>
+<!DOCTYPE feature SYSTEM "gdb-target.dtd">
+<feature name="org.gnu.gdb.i386.linux">
     <reg name="orig_rax" bitsize="64" type="int" regnum="57"/>
   </feature>
-  <feature name="org.gnu.gdb.i386.segments">
+`,
+	"64bit-segments.xml": `<?xml version="1.0"?>
+<!DOCTYPE feature SYSTEM "gdb-target.dtd">
+<feature name="org.gnu.gdb.i386.segments">
     <reg name="fs_base" bitsize="64" type="int" regnum="58"/>
     <reg name="gs_base" bitsize="64" type="int" regnum="59"/>
   </feature>
-</target>
-`
+`,
+}
 
 // numRegs is the number of registers in targetXML.
 const numRegs = 60

@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+const delveProg = `package main
+
+import (
+	"fmt"
+	"math/rand"
+	"time"
+)
+
+//go:noinline
+func compute(i int) int {
+	v := rand.Intn(1000000) + i*10000000 + int(time.Now().UnixNano()%1000)
+	return v
+}
+
+func main() {
+	var vs []int
+	for i := 0; i < 3; i++ {
+		vs = append(vs, compute(i))
+	}
+	fmt.Println(vs[0], vs[1], vs[2])
+}
+`
+
+// findDelve returns the dlv binary, or skips when Delve is not installed
+// (.ci/run installs it with go install).
+func findDelve(t *testing.T) string {
+	if p, err := exec.LookPath("dlv"); err == nil {
+		return p
+	}
+	out, err := exec.Command("go", "env", "GOPATH").Output()
+	if err == nil {
+		p := filepath.Join(strings.TrimSpace(string(out)), "bin", "dlv")
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	t.Skip("Delve is not installed (go install github.com/go-delve/delve/cmd/dlv@v1.27.2)")
+	return ""
+}
+
+// allowDelve lowers perf_event_paranoid to 1 for the test: Delve refuses
+// to use rr (and so gorr) above that, although gorr needs no counters.
+func allowDelve(t *testing.T) {
+	const knob = "/proc/sys/kernel/perf_event_paranoid"
+	b, err := os.ReadFile(knob)
+	if err != nil {
+		t.Skip(err)
+	}
+	old, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	if old <= 1 {
+		return
+	}
+	if err := os.WriteFile(knob, []byte("1"), 0o644); err != nil {
+		t.Skipf("Delve needs %s <= 1 and this test cannot set it: %v", knob, err)
+	}
+	t.Cleanup(func() { os.WriteFile(knob, []byte(strconv.Itoa(old)), 0o644) })
+}
+
+func TestDelveReplay(t *testing.T) {
+	dlv := findDelve(t)
+	allowDelve(t)
+	dir := t.TempDir()
+	// gorr under the name rr, first on PATH, as Delve looks for it.
+	bindir := filepath.Join(dir, "bin")
+	os.MkdirAll(bindir, 0o755)
+	if err := os.Symlink(gorrBin, filepath.Join(bindir, "rr")); err != nil {
+		t.Fatal(err)
+	}
+	src := filepath.Join(dir, "prog", "main.go")
+	os.MkdirAll(filepath.Dir(src), 0o755)
+	os.WriteFile(src, []byte(delveProg), 0o644)
+	os.WriteFile(filepath.Join(dir, "prog", "go.mod"), []byte("module prog\ngo 1.26\n"), 0o644)
+	bin := filepath.Join(dir, "prog", "prog")
+	build := exec.Command("go", "build", "-gcflags=all=-N -l", "-o", bin, ".")
+	build.Dir = filepath.Dir(src)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	env := append(os.Environ(), "PATH="+bindir+":"+os.Getenv("PATH"), "NO_COLOR=1", "TERM=dumb")
+	traceDir := filepath.Join(dir, "trace")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rec := exec.CommandContext(ctx, filepath.Join(bindir, "rr"), "record", "-o", traceDir, bin)
+	rec.Env = env
+	recOut, err := rec.Output()
+	if err != nil {
+		t.Fatalf("rr record: %v", err)
+	}
+	want := strings.Fields(string(recOut))
+	if len(want) != 3 {
+		t.Fatalf("recorded output %q", recOut)
+	}
+	script := filepath.Join(dir, "cmds")
+	os.WriteFile(script, []byte(strings.Join([]string{
+		"break main.compute", "continue", "continue", "next", "next", "print v",
+		"rewind", "print i", "rev next", "goroutines", "restart", "continue", "next", "next", "print v", "exit",
+	}, "\n")+"\n"), 0o644)
+	cmd := exec.CommandContext(ctx, dlv, "replay", traceDir, "--init", script, "--allow-non-terminal-interactive=true")
+	cmd.Env = env
+	cmd.Dir = filepath.Dir(src)
+	out, _ := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("dlv timed out:\n%s", out)
+	}
+	// Values printed by Delve: v of the second call, i after rewind, v of
+	// the first call after a restart.
+	vals := regexp.MustCompile(`(?m)^(-?\d+)$`).FindAllStringSubmatch(string(out), -1)
+	var got []string
+	for _, v := range vals {
+		got = append(got, v[1])
+	}
+	wantSeq := []string{want[1], "1", want[0]}
+	if len(got) != len(wantSeq) {
+		t.Fatalf("want printed values %v, got %v:\n%s", wantSeq, got, out)
+	}
+	for i := range wantSeq {
+		if got[i] != wantSeq[i] {
+			t.Fatalf("value %d: Delve printed %s, want %s\n%s", i, got[i], wantSeq[i], out)
+		}
+	}
+	if !strings.Contains(string(out), "Goroutine 1 - User:") {
+		t.Errorf("goroutines listing missing:\n%s", out)
+	}
+}
