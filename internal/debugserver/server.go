@@ -230,7 +230,17 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 			}
 			return gdbrsp.Ok(), false
 		}
-		return nil2(), false // watchpoints: not yet; gdb falls back to software watchpoints
+		w := replay.Watch{Addr: p.Addr, Size: int(p.Kind), Kind: int(p.Type)}
+		var err error
+		if p.Insert {
+			err = s.sess.SetWatchpoint(w)
+		} else {
+			err = s.sess.ClearWatchpoint(w)
+		}
+		if err != nil {
+			return gdbrsp.Error(1), false
+		}
+		return gdbrsp.Ok(), false
 	case gdbrsp.VContQuery:
 		return []byte("vCont;c;C;s;S"), false
 	case gdbrsp.VCont:
@@ -353,6 +363,17 @@ func (s *Server) stopReply() []byte {
 	switch st.Kind {
 	case replay.StopBreakpoint:
 		return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).SwBreak().Bytes()
+	case replay.StopWatch:
+		r := gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid))
+		switch st.Watch.Kind {
+		case 3:
+			r.RWatch(st.Watch.Addr)
+		case 4:
+			r.AWatch(st.Watch.Addr)
+		default:
+			r.Watch(st.Watch.Addr)
+		}
+		return r.Bytes()
 	case replay.StopExiting:
 		return gdbrsp.NewStopReply(uint8(unix.SIGKILL), s.threadID(st.Tid)).Bytes()
 	case replay.StopExited, replay.StopEnd:

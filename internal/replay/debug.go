@@ -25,6 +25,7 @@ const (
 	StopExiting                        // the debugged process is about to exit (reported as SIGKILL, as rr does)
 	StopExited                         // the debugged process exited
 	StopEnd                            // the end of the trace
+	StopWatch                          // a watchpoint triggered (Addr is the watched address)
 )
 
 // DebugStop describes where a debugged replay stopped.
@@ -35,6 +36,19 @@ type DebugStop struct {
 	Addr   uint64
 	Status unix.WaitStatus // StopExited
 	Event  uint64          // events completed so far
+	Watch  Watch           // StopWatch: which watchpoint
+	// A watch stop found at an event boundary: the event, and whether
+	// user code (rather than the kernel) may have made the change.
+	watchEvent uint64
+	watchUser  bool
+}
+
+// Watch is a hardware watchpoint: Kind 2 write, 3 read, 4 access (gdb's
+// Z2-Z4 numbering); Size 1, 2, 4 or 8 bytes at an aligned Addr.
+type Watch struct {
+	Addr uint64
+	Size int
+	Kind int
 }
 
 // errKilled unwinds the replay goroutine when the debugger kills it.
@@ -70,6 +84,7 @@ type Session struct {
 	opts    Options
 	cur     *run
 	user    map[uint64]bool // the debugger's breakpoints, kept across runs
+	watches []Watch         // the debugger's watchpoints, kept across runs
 	ever    map[uint64]bool // every address the debugger ever broke at
 	pos     Pos             // where the current stop is
 	stop    DebugStop
@@ -93,10 +108,12 @@ type debugState struct {
 	bps      map[uint64]byte // installed breakpoint address -> original byte
 	user     map[uint64]bool
 	ever     map[uint64]bool
-	hits     map[hitKey]int // arrivals at ever/bp addresses since the last event
-	stepTask int32          // task to single-step at its next resume (0: none)
-	stepping int32          // task whose step completes at its next event boundary
-	pid      int32          // recorded pid of the debugged process
+	watches  []Watch
+	wvals    map[Watch]string // watched bytes at the last stop or boundary
+	hits     map[hitKey]int   // arrivals at ever/bp addresses since the last event
+	stepTask int32            // task to single-step at its next resume (0: none)
+	stepping int32            // task whose step completes at its next event boundary
+	pid      int32            // recorded pid of the debugged process
 	started  bool
 	pos      Pos   // position of the last stop
 	goal     *goal // where this run is going, nil when driven by the user
@@ -104,6 +121,7 @@ type debugState struct {
 	// step off a breakpoint that a continue makes.
 	restoreAt  uint64
 	skipReport bool
+	watchStop  *DebugStop // a watchpoint triggered by the last event
 }
 
 type hitKey struct {
@@ -145,6 +163,8 @@ func (s *Session) startRun(g *goal) (DebugStop, error) {
 	for a := range s.ever {
 		rp.dbg.ever[a] = true
 	}
+	rp.dbg.watches = append([]Watch(nil), s.watches...)
+	rp.dbg.wvals = map[Watch]string{}
 	r.rp = rp
 	s.cur = r
 	go r.loop()
@@ -212,6 +232,7 @@ func (rp *replayer) pause(st DebugStop) (command, error) {
 	st.Pid = d.pid
 	st.Event = rp.n
 	d.goal = nil
+	rp.snapshotWatches()
 	d.r.results <- result{stop: st}
 	for c := range d.r.cmds {
 		switch c.kind {
@@ -243,11 +264,15 @@ func (s *Session) resume(c command) (DebugStop, error) {
 	if s.cur == nil {
 		return DebugStop{Kind: StopEnd}, io.EOF
 	}
+	prev := s.pos
 	s.cur.cmds <- c
 	r := <-s.cur.results
 	s.stop = r.stop
 	s.shown = max(s.shown, r.stop.Event)
 	_ = s.do(func() { s.pos = s.cur.rp.dbg.pos })
+	if r.err == nil && r.stop.Kind == StopWatch && r.stop.watchUser {
+		return s.findWatchWrite(r.stop, prev)
+	}
 	return r.stop, r.err
 }
 
@@ -475,4 +500,79 @@ func indexNul(s string) int {
 		}
 	}
 	return -1
+}
+
+// SetWatchpoint adds a watchpoint (at most four). Watchpoints are done in
+// software: replay compares the watched bytes at every event and, when they
+// changed, finds the instruction (or the system call) that changed them by
+// single-stepping that one run of user code again; debug registers are
+// not needed (and do not work in some VMs). Read watchpoints are treated
+// as access watchpoints that trigger on changes only.
+func (s *Session) SetWatchpoint(w Watch) error {
+	if len(s.watches) >= 4 {
+		return errors.New("no free debug register")
+	}
+	switch w.Size {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("watchpoint size %d unsupported", w.Size)
+	}
+	if w.Addr%uint64(w.Size) != 0 {
+		return fmt.Errorf("watchpoint at 0x%x is not aligned to its size", w.Addr)
+	}
+	s.watches = append(s.watches, w)
+	_ = s.do(func() {
+		s.cur.rp.dbg.watches = append([]Watch(nil), s.watches...)
+		s.cur.rp.snapshotWatches()
+	})
+	return nil
+}
+
+// ClearWatchpoint removes a watchpoint.
+func (s *Session) ClearWatchpoint(w Watch) error {
+	for i, o := range s.watches {
+		if o == w {
+			s.watches = append(s.watches[:i], s.watches[i+1:]...)
+			break
+		}
+	}
+	_ = s.do(func() {
+		s.cur.rp.dbg.watches = append([]Watch(nil), s.watches...)
+		s.cur.rp.snapshotWatches()
+	})
+	return nil
+}
+
+// watchValues reads the watched bytes.
+func (rp *replayer) watchValues() map[Watch]string {
+	t := rp.debugTask()
+	out := map[Watch]string{}
+	if t == nil {
+		return out
+	}
+	for _, w := range rp.dbg.watches {
+		b := make([]byte, w.Size)
+		n := t.mem.ReadPartial(w.Addr, b)
+		out[w] = string(b[:n])
+	}
+	return out
+}
+
+// snapshotWatches remembers the watched bytes as they are now.
+func (rp *replayer) snapshotWatches() { rp.dbg.wvals = rp.watchValues() }
+
+// watchChanged compares the watched bytes with the snapshot, returns the
+// first watch that changed, and takes a new snapshot.
+func (rp *replayer) watchChanged() (Watch, bool) {
+	if len(rp.dbg.watches) == 0 {
+		return Watch{}, false
+	}
+	now := rp.watchValues()
+	defer func() { rp.dbg.wvals = now }()
+	for _, w := range rp.dbg.watches {
+		if old, ok := rp.dbg.wvals[w]; ok && old != now[w] {
+			return w, true
+		}
+	}
+	return Watch{}, false
 }

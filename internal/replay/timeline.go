@@ -33,6 +33,9 @@ type Pos struct {
 	Hits  int
 	Steps int
 	Regs  trace.Regs
+	// Watch: the base is the Hits-th trigger of the watchpoint on Addr
+	// (counted like breakpoint arrivals; Regs are those after the access).
+	Watch bool
 }
 
 type goalKind int
@@ -49,6 +52,20 @@ type goal struct {
 	target Pos
 	toCall bool   // goalCountSteps: stop at Tid's next system call instead of a base
 	from   uint64 // goalCountSteps: the boundary to step from
+	// Watchpoints: goalCountSteps with watchTrack notes the step after
+	// which a watched value last changed (firstChange: stop at the first);
+	// goalScan notes the last event that changed one.
+	watchTrack, firstChange bool
+	lastChange              int
+	changed                 Watch
+	lastWatchEvent          uint64
+	lastWatchTid            int32
+	lastWatchUser           bool
+	changedInTarget         bool
+	maxSteps                int  // goalCountSteps: stop after this many steps (0: no limit)
+	skipUntil               int  // goalCountSteps+watchTrack: ignore changes up to this step
+	waitBase                *Pos // goalCountSteps+watchTrack: ignore changes until this position
+	extra                   int  // goalCountSteps: steps still to go after the base matched
 	// progress
 	baseReached bool
 	stepsLeft   int
@@ -190,6 +207,11 @@ func (rp *replayer) arrivalStop(t *rtask, pos Pos, step bool) *DebugStop {
 	g := d.goal
 	if g == nil {
 		if step || d.user[pos.Addr] {
+			if w, ok := rp.watchChanged(); ok {
+				// A watched value changed earlier in this run of user
+				// code: that comes first.
+				return &DebugStop{Kind: StopWatch, Tid: t.rec, Addr: w.Addr, Watch: w, watchEvent: rp.n, watchUser: true}
+			}
 			d.pos = pos
 			kind := StopBreakpoint
 			if step {
@@ -212,7 +234,50 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 			return nil
 		}
 		g.counted++
+		tracking := g.watchTrack
+		if g.skipUntil > 0 && g.counted <= g.skipUntil {
+			tracking = false
+			if g.counted == g.skipUntil {
+				rp.snapshotWatches()
+			}
+		}
+		if b := g.waitBase; b != nil {
+			tracking = false
+			if pos.Addr == b.Addr && rp.n == b.Event && sameRegs(&pos.Regs, &b.Regs) {
+				g.waitBase = nil
+				g.skipUntil = g.counted + b.Steps
+				if b.Steps == 0 {
+					rp.snapshotWatches()
+				}
+			}
+		}
+		if tracking {
+			if w, ok := rp.watchChanged(); ok {
+				g.lastChange, g.changed = g.counted, w
+				if g.firstChange {
+					g.done = true
+					d.pos = Pos{Event: g.from, Tid: t.rec, Steps: g.counted}
+					return &DebugStop{Kind: StopWatch, Tid: t.rec, Addr: w.Addr, Watch: w}
+				}
+			}
+		}
+		if g.extra > 0 {
+			g.extra--
+			if g.extra == 0 {
+				g.done = true
+				return &DebugStop{Kind: StopStep, Tid: t.rec}
+			}
+			return nil
+		}
+		if g.maxSteps > 0 && g.counted >= g.maxSteps {
+			g.done = true
+			return &DebugStop{Kind: StopStep, Tid: t.rec}
+		}
 		if !g.toCall && pos.Addr == g.target.Addr && rp.n == g.target.Event && sameRegs(&pos.Regs, &g.target.Regs) {
+			if g.target.Steps > 0 && g.watchTrack {
+				g.extra = g.target.Steps
+				return nil
+			}
 			g.done = true
 			d.pos = pos
 			return &DebugStop{Kind: StopStep, Tid: t.rec}
@@ -227,7 +292,7 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 		return nil
 	}
 	tg := g.target
-	if !g.baseReached && tg.Addr != 0 && t.rec == tg.Tid && pos.Addr == tg.Addr && rp.n == tg.Event &&
+	if !g.baseReached && tg.Addr != 0 && t.rec == tg.Tid && pos.Addr == tg.Addr && pos.Watch == tg.Watch && rp.n == tg.Event &&
 		pos.Hits >= tg.Hits && sameRegs(&pos.Regs, &tg.Regs) {
 		g.baseReached = true
 		if tg.Steps == 0 {
@@ -236,7 +301,7 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 		g.stepsLeft = tg.Steps
 		return nil
 	}
-	if g.kind == goalScan && !step && d.user[pos.Addr] && !g.baseReached {
+	if g.kind == goalScan && !step && (d.user[pos.Addr] || pos.Watch) && !g.baseReached {
 		p := pos
 		g.last = &p
 	}
@@ -247,6 +312,11 @@ func (rp *replayer) goalDone(t *rtask, pos Pos) *DebugStop {
 	d := rp.dbg
 	g := d.goal
 	g.done = true
+	if g.kind == goalScan {
+		if w, ok := rp.watchChanged(); ok {
+			g.changedInTarget, g.changed = true, w
+		}
+	}
 	d.pos = g.target // the position as the debugger knows it (base + steps)
 	kind := g.stopKind
 	if kind == 0 {
@@ -267,6 +337,12 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 	}
 	var stop *DebugStop
 	boundary := Pos{Event: rp.n, Tid: ev.Tid}
+	if len(d.watches) > 0 && d.started {
+		rp.watchAfterEvent(ev)
+		if d.goal == nil && d.watchStop != nil {
+			stop, d.watchStop = d.watchStop, nil
+		}
+	}
 	switch {
 	case ev.Kind == trace.KindExec && !d.started:
 		d.started = true
@@ -275,7 +351,8 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 		for a := range d.user {
 			_ = rp.insertBreakpoint(a)
 		}
-		if g := d.goal; g != nil && g.target.Addr != 0 && g.target.Addr != exitingAddr {
+		rp.snapshotWatches()
+		if g := d.goal; g != nil && g.target.Addr != 0 && g.target.Addr != exitingAddr && !g.target.Watch {
 			// An internal breakpoint to see the target's base arrive (the
 			// debugger's breakpoint there may have been a temporary one).
 			_ = rp.insertBreakpoint(g.target.Addr)
@@ -318,6 +395,7 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 		switch {
 		case g.kind == goalCountSteps:
 			d.stepTask = g.target.Tid
+			rp.snapshotWatches()
 		case g.target.Steps == 0:
 			boundary.Tid = g.target.Tid
 			boundary.Regs = rp.regsOf(g.target.Tid)
@@ -379,6 +457,9 @@ func (s *Session) ReverseContinue() (DebugStop, error) {
 	g := &goal{kind: goalScan, target: target}
 	if _, err := s.startRun(g); err != nil && !isEnd(err) {
 		return DebugStop{}, err
+	}
+	if g.changedInTarget || g.lastWatchEvent != 0 && (g.last == nil || g.lastWatchEvent >= g.last.Event) {
+		return s.reverseToWatch(g, target)
 	}
 	if g.last == nil {
 		return s.atBeginning()
@@ -476,3 +557,106 @@ func isEnd(err error) bool { return errors.Is(err, io.EOF) }
 // sameRegs compares registers as divergence checks do (ignoring the trap
 // and resume flags a debugger's single steps leave behind).
 func sameRegs(a, b *trace.Regs) bool { return len(compareRegs(a, b)) == 0 }
+
+// userCodeEvent says whether replaying ev ran the task's user code (as
+// opposed to applying what the kernel did).
+func userCodeEvent(ev *trace.Event) bool {
+	switch ev.Kind {
+	case trace.KindSyscallEntry, trace.KindSignal, trace.KindInstruction:
+		return true
+	}
+	return false
+}
+
+// watchAfterEvent checks the watched bytes after an event.
+func (rp *replayer) watchAfterEvent(ev *trace.Event) {
+	d := rp.dbg
+	w, ok := rp.watchChanged()
+	if !ok {
+		return
+	}
+	if g := d.goal; g != nil {
+		if g.kind == goalScan && !g.baseReached {
+			g.lastWatchEvent, g.lastWatchTid, g.lastWatchUser, g.changed = rp.n, ev.Tid, userCodeEvent(ev), w
+		}
+		if g.kind == goalCountSteps && g.watchTrack && g.baseReached && ev.Tid == g.target.Tid {
+			// Changed by the system call that ended the stepped run.
+			g.lastChange, g.changed = -1, w
+			if g.firstChange {
+				g.done = true
+			}
+		}
+		return
+	}
+	d.pos = Pos{Event: rp.n, Tid: ev.Tid, Regs: rp.regsOf(ev.Tid)}
+	d.watchStop = &DebugStop{Kind: StopWatch, Tid: ev.Tid, Addr: w.Addr, Watch: w, watchEvent: rp.n, watchUser: userCodeEvent(ev)}
+}
+
+// findWatchWrite turns a watch stop found at an event boundary into the
+// exact instruction that changed the value (forwards: just after it), by
+// single-stepping that run of user code again.
+func (s *Session) findWatchWrite(st DebugStop, prev Pos) (DebugStop, error) {
+	if !st.watchUser {
+		return st, nil
+	}
+	g := &goal{kind: goalCountSteps, toCall: true, watchTrack: true, firstChange: true,
+		target: Pos{Event: st.watchEvent - 1, Tid: st.Tid}, from: st.watchEvent - 1}
+	// Changes before the position we continued from do not count.
+	if prev.Tid == st.Tid {
+		switch {
+		case prev.Addr == 0 && prev.Event == st.watchEvent-1:
+			g.skipUntil = prev.Steps
+		case prev.Addr != 0 && prev.Addr != exitingAddr && prev.Event == st.watchEvent:
+			p := prev
+			g.waitBase = &p
+		}
+	}
+	got, err := s.startRun(g)
+	if err != nil && !isEnd(err) {
+		return got, err
+	}
+	if g.done && g.lastChange > 0 {
+		got.Kind, got.Addr, got.Watch = StopWatch, st.Addr, st.Watch
+		return got, nil
+	}
+	// Not found by stepping (a signal frame, say): stop after the event.
+	got, err = s.startRun(&goal{kind: goalReach, target: Pos{Event: st.watchEvent, Tid: st.Tid}, stopKind: StopWatch})
+	got.Addr, got.Watch = st.Addr, st.Watch
+	return got, err
+}
+
+// reverseToWatch goes to just before the last change of a watched value
+// before the current position, found by scan g.
+func (s *Session) reverseToWatch(g *goal, cur Pos) (DebugStop, error) {
+	var from uint64
+	var tid int32
+	if g.changedInTarget {
+		from, tid = cur.Event-1, cur.Tid
+	} else {
+		from, tid = g.lastWatchEvent-1, g.lastWatchTid
+		if !g.lastWatchUser {
+			// Written by the kernel at that event: stop just before it.
+			st, err := s.startRun(&goal{kind: goalReach, target: Pos{Event: from, Tid: tid}, stopKind: StopWatch})
+			st.Addr, st.Watch = g.changed.Addr, g.changed
+			return st, err
+		}
+	}
+	cg := &goal{kind: goalCountSteps, watchTrack: true, target: cur, from: from}
+	switch {
+	case !g.changedInTarget:
+		cg.toCall, cg.target = true, Pos{Event: from, Tid: tid}
+	case cur.Addr == 0:
+		// The current position is the boundary plus cur.Steps steps.
+		cg.maxSteps = cur.Steps
+	}
+	if _, err := s.startRun(cg); err != nil && !isEnd(err) {
+		return DebugStop{}, err
+	}
+	steps := cg.lastChange - 1
+	if cg.lastChange <= 0 {
+		steps = 0
+	}
+	st, err := s.startRun(&goal{kind: goalReach, target: Pos{Event: from, Tid: tid, Steps: steps}, stopKind: StopWatch})
+	st.Addr, st.Watch = g.changed.Addr, g.changed
+	return st, err
+}
