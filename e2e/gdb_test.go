@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -180,6 +181,67 @@ func TestGDBReverse(t *testing.T) {
 	for _, s := range []string{"No more reverse-execution history.", "Checkpoint 1 at event", `Line 11 of "`} {
 		if !strings.Contains(out, s) {
 			t.Errorf("gdb output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+const corruptProg = `#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+struct rec { long id; long value; };
+static struct rec table[16];
+__attribute__((noinline)) void store(int k, long v) {
+	table[k].value = v; /* line 7 */
+}
+int main(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	srand(ts.tv_nsec);
+	int victim = 3 + rand() % 8;
+	for (int i = 0; i < 16; i++) {
+		table[i].id = i;
+		store(i == victim + 1 ? victim : i, 1000 + rand() % 1000); /* line 16: the bug */
+	}
+	printf("victim=%d value=%ld\n", victim, table[victim].value); /* line 18 */
+	return 0;
+}
+`
+
+// The rr workflow: a watchpoint on a corrupted field and reverse-continue
+// land on the write that corrupted it, with its backtrace and loop variable.
+func TestGDBWatchpointReverse(t *testing.T) {
+	needGDB(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "corrupt.c")
+	if err := writeFile(src, corruptProg); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "corrupt")
+	if out, err := exec.Command("gcc", "-O0", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	traceDir := filepath.Join(dir, "trace")
+	rec, err := run(ctx60(t), dir, "", gorrBin, "record", "-o", traceDir, bin)
+	if err != nil || rec.Code != 0 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	m := regexp.MustCompile(`victim=(\d+) value=(\d+)`).FindStringSubmatch(string(rec.Stdout))
+	if m == nil {
+		t.Fatalf("recorded output %q", rec.Stdout)
+	}
+	victim, _ := strconv.Atoi(m[1])
+	out := gdbBatch(t, traceDir,
+		"break corrupt.c:18", "continue", "print table[victim].value",
+		"watch table[victim].value", "reverse-continue", "bt", "up", "print i", "print victim")
+	if !strings.Contains(out, "$1 = "+m[2]) {
+		t.Fatalf("value at the end should be the recorded %s:\n%s", m[2], out)
+	}
+	// Stopped inside store() at the write, called from the loop at line 16
+	// in the iteration i == victim+1 (the one that wrote the wrong slot).
+	for _, want := range []string{"Old value = " + m[2], "in store (k=" + m[1], "corrupt.c:7", "in main () at", "corrupt.c:16",
+		"$2 = " + strconv.Itoa(victim+1), "$3 = " + m[1]} {
+		if !strings.Contains(out, want) {
+			t.Errorf("gdb output lacks %q:\n%s", want, out)
 		}
 	}
 }
