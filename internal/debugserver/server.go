@@ -401,7 +401,7 @@ func (s *Server) reverse(st replay.DebugStop, err error) []byte {
 		s.gThread = st.Tid
 	}
 	if st.Kind == replay.StopStart {
-		return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).ReplayLogBegin().Bytes()
+		return gdbrsp.NewStopReply(0, s.threadID(st.Tid)).ReplayLogBegin().Bytes() // signal 0, as rr (Delve relies on it)
 	}
 	return s.stopReply()
 }
