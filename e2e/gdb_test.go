@@ -245,3 +245,61 @@ func TestGDBWatchpointReverse(t *testing.T) {
 		}
 	}
 }
+
+const segvProg = `#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <time.h>
+static sigjmp_buf env;
+static volatile long hits;
+static void handler(int sig) { hits++; siglongjmp(env, 1); }
+int main(void) {
+	struct sigaction sa = {.sa_handler = handler};
+	sigaction(SIGSEGV, &sa, 0);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	volatile int *p = (volatile int *)(uintptr_t)(8 + 8 * (ts.tv_nsec % 4));
+	if (!sigsetjmp(env, 1)) {
+		*p = 1; /* line 16: faults */
+	}
+	printf("recovered hits=%ld p=%p\n", hits, (void *)p);
+	return 0;
+}
+`
+
+// A recorded SIGSEGV stops gdb at the faulting instruction (with the
+// recorded faulting pointer), forwards and, from the end, backwards.
+func TestGDBSignalStop(t *testing.T) {
+	needGDB(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "segv.c")
+	writeFile(src, segvProg)
+	bin := filepath.Join(dir, "segv")
+	if out, err := exec.Command("gcc", "-O0", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	traceDir := filepath.Join(dir, "trace")
+	rec, err := run(ctx60(t), dir, "", gorrBin, "record", "-o", traceDir, bin)
+	if err != nil || rec.Code != 0 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	m := regexp.MustCompile(`p=(0x[0-9a-f]+)`).FindStringSubmatch(string(rec.Stdout))
+	if m == nil {
+		t.Fatalf("recorded output %q", rec.Stdout)
+	}
+	out := gdbBatch(t, traceDir, "continue", "print p", "continue", "reverse-continue", "print p")
+	if strings.Count(out, "Program received signal SIGSEGV") != 2 || strings.Count(out, "segv.c:16") < 2 {
+		t.Fatalf("want the SIGSEGV stop at line 16 forwards and backwards:\n%s", out)
+	}
+	if strings.Count(out, "(volatile int *) "+m[1]) != 2 {
+		t.Fatalf("p should print the recorded %s:\n%s", m[1], out)
+	}
+	// -e starts at the end (the stop before the exit).
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	eout, _ := exec.CommandContext(ctx, gorrBin, "replay", "-e", traceDir, "--", "-batch", "-nx", "-ex", "reverse-continue", "-ex", "print p").CombinedOutput()
+	if !strings.Contains(string(eout), "Program received signal SIGSEGV") || !strings.Contains(string(eout), m[1]) {
+		t.Fatalf("replay -e then reverse-continue:\n%s", eout)
+	}
+}

@@ -91,12 +91,30 @@ func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
 		return fatalf("replay: %v", err)
 	}
 	defer sess.Close()
+	srv := debugserver.New(sess, first) // reads auxv at the start
+	if v := p.get("goto"); v != "" {
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return fatalf("replay: --goto wants an event number, got %q", v)
+		}
+		if first, err = sess.Goto(n); err != nil {
+			return fatalf("replay: go to event %d: %v", n, err)
+		}
+	}
+	if p.has("goto-exit") {
+		// No breakpoints yet: run to the stop before the exit.
+		for first.Kind != replay.StopExiting && first.Kind != replay.StopExited && first.Kind != replay.StopEnd {
+			if first, err = sess.Continue(); err != nil {
+				return fatalf("replay: go to the exit: %v", err)
+			}
+		}
+	}
+	srv.SetStop(first)
 	exe, _ := sess.ExecFile()
 	if exe == "" {
 		return fatalf("replay: the trace has no executable to debug")
 	}
 	addr := l.Addr().String()
-	srv := debugserver.New(sess, first)
 	if os.Getenv("GORR_LOG_RSP") != "" {
 		srv.Log = os.Stderr
 	}

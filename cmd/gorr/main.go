@@ -95,6 +95,8 @@ The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else
   -s, --dbgport P   only serve on 127.0.0.1:P (0: any free port) and print
                     rr's "Launch debugger with" lines
   -d, --debugger F  the gdb to run
+  -g, --goto N      start debugging after event N (see 'gorr dump')
+  -e, --goto-exit   start debugging just before the program exits
   -x FILE           a gdb script to run at start
   -q                do not reproduce the recorded output
   -u, --cpu-unbound do not bind to one CPU

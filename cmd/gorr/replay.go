@@ -21,6 +21,8 @@ var replayFlags = []flagSpec{
 	{"u", "cpu-unbound", false},
 	{"s", "dbgport", true},
 	{"d", "debugger", true},
+	{"g", "goto", true},
+	{"e", "goto-exit", false},
 	{"x", "gdb-x", true},
 	{"", "verbose", false},
 }

@@ -44,6 +44,14 @@ func New(sess *replay.Session, first replay.DebugStop) *Server {
 	return s
 }
 
+// SetStop replaces the stop reported to the debugger when it connects.
+func (s *Server) SetStop(st replay.DebugStop) {
+	s.stop = st
+	if st.Tid != 0 {
+		s.gThread = st.Tid
+	}
+}
+
 // readAuxv finds the auxiliary vector above argv and envp on the initial
 // stack (valid at the start stop).
 func (s *Server) readAuxv() []byte {
@@ -374,6 +382,8 @@ func (s *Server) stopReply() []byte {
 			r.Watch(st.Watch.Addr)
 		}
 		return r.Bytes()
+	case replay.StopSignal:
+		return gdbrsp.NewStopReply(uint8(st.Signal), s.threadID(st.Tid)).Bytes()
 	case replay.StopExiting:
 		return gdbrsp.NewStopReply(uint8(unix.SIGKILL), s.threadID(st.Tid)).Bytes()
 	case replay.StopExited, replay.StopEnd:

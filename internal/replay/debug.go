@@ -26,6 +26,7 @@ const (
 	StopExited                         // the debugged process exited
 	StopEnd                            // the end of the trace
 	StopWatch                          // a watchpoint triggered (Addr is the watched address)
+	StopSignal                         // a signal is about to be delivered (Signal)
 )
 
 // DebugStop describes where a debugged replay stopped.
@@ -37,6 +38,7 @@ type DebugStop struct {
 	Status unix.WaitStatus // StopExited
 	Event  uint64          // events completed so far
 	Watch  Watch           // StopWatch: which watchpoint
+	Signal int             // StopSignal
 	// A watch stop found at an event boundary: the event, and whether
 	// user code (rather than the kernel) may have made the change.
 	watchEvent uint64
@@ -466,6 +468,33 @@ func (rp *replayer) beforeExit(t *rtask) error {
 	_, err := rp.pause(DebugStop{Kind: StopExiting, Tid: t.rec})
 	return err
 }
+
+// signalStop reports a fault (or abort) signal of the debugged process
+// before its delivery, as gdb expects ("Program received signal
+// SIGSEGV"), at the faulting instruction.
+func (rp *replayer) signalStop(t *rtask, sig int) error {
+	if rp.dbg == nil || !rp.dbg.started || t.proc != rp.debugProc() {
+		return nil
+	}
+	d := rp.dbg
+	here := Pos{Event: rp.n, Tid: t.rec, Addr: signalAddr, Regs: rp.regsOf(t.rec)}
+	if g := d.goal; g != nil {
+		if g.kind != goalReach || g.target.Addr != signalAddr || g.target.Event != rp.n || g.target.Tid != t.rec {
+			if g.kind == goalScan && !g.baseReached && sig != 0 {
+				p := here
+				g.last = &p // a signal stop is a stop going backwards too
+			}
+			return nil
+		}
+		g.done = true
+	}
+	d.pos = here
+	_, err := rp.pause(DebugStop{Kind: StopSignal, Tid: t.rec, Signal: sig})
+	return err
+}
+
+// signalAddr marks the position of a signal stop (the event delivering it).
+const signalAddr = ^uint64(0) - 1
 
 // exitingAddr marks the position of the stop before the debugged process
 // exits (the end of its last run of user code).

@@ -243,6 +243,11 @@ func (rp *replayer) signal(ev *trace.Event) error {
 	if d := compareRegs(ev.Regs, &r); len(d) > 0 {
 		return rp.diverge(ev, "delivering "+signalName(int(ev.Signo)), d...)
 	}
+	if syncSignal(&si) || ev.Signo == int32(unix.SIGABRT) {
+		if err := rp.signalStop(t, int(ev.Signo)); err != nil {
+			return err
+		}
+	}
 	switch {
 	case ev.Flags&1 != 0: // handled
 		t.restart = false

@@ -352,7 +352,7 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 			_ = rp.insertBreakpoint(a)
 		}
 		rp.snapshotWatches()
-		if g := d.goal; g != nil && g.target.Addr != 0 && g.target.Addr != exitingAddr && !g.target.Watch {
+		if g := d.goal; g != nil && g.target.Addr != 0 && g.target.Addr != exitingAddr && g.target.Addr != signalAddr && !g.target.Watch {
 			// An internal breakpoint to see the target's base arrive (the
 			// debugger's breakpoint there may have been a temporary one).
 			_ = rp.insertBreakpoint(g.target.Addr)
@@ -463,6 +463,9 @@ func (s *Session) ReverseContinue() (DebugStop, error) {
 	}
 	if g.last == nil {
 		return s.atBeginning()
+	}
+	if g.last.Addr == signalAddr {
+		return s.startRun(&goal{kind: goalReach, target: *g.last})
 	}
 	return s.startRun(&goal{kind: goalReach, target: *g.last, stopKind: StopBreakpoint})
 }
