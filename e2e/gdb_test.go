@@ -303,3 +303,51 @@ func TestGDBSignalStop(t *testing.T) {
 		t.Fatalf("replay -e then reverse-continue:\n%s", eout)
 	}
 }
+
+const forkProg = `#include <stdio.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+__attribute__((noinline)) long work(long seed) { return seed * 7 + 1; }
+int main(void) {
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	pid_t c = fork();
+	if (c == 0) {
+		printf("child %d r=%ld\n", getpid(), work(ts.tv_nsec));
+		return 3;
+	}
+	int st;
+	waitpid(c, &st, 0);
+	printf("parent %d exited %d\n", getpid(), WEXITSTATUS(st));
+	return 0;
+}
+`
+
+// -f PID debugs a forked child (rr's --onfork).
+func TestGDBOnFork(t *testing.T) {
+	needGDB(t)
+	dir := t.TempDir()
+	src := filepath.Join(dir, "fork.c")
+	writeFile(src, forkProg)
+	bin := filepath.Join(dir, "fork")
+	if out, err := exec.Command("gcc", "-O0", "-g", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	traceDir := filepath.Join(dir, "trace")
+	rec, err := run(ctx60(t), dir, "", gorrBin, "record", "-o", traceDir, bin)
+	if err != nil || rec.Code != 0 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	m := regexp.MustCompile(`child (\d+) r=(\d+)`).FindStringSubmatch(string(rec.Stdout))
+	if m == nil {
+		t.Fatalf("recorded output %q", rec.Stdout)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, gorrBin, "replay", "-f", m[1], traceDir, "--", "-batch", "-nx",
+		"-ex", "break work", "-ex", "continue", "-ex", "print seed*7+1", "-ex", "continue").CombinedOutput()
+	if !strings.Contains(string(out), "$1 = "+m[2]) || !strings.Contains(string(out), "process "+m[1]) {
+		t.Fatalf("want the child %s with r=%s:\n%s", m[1], m[2], out)
+	}
+}

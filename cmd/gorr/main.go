@@ -97,6 +97,8 @@ The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else
   -d, --debugger F  the gdb to run
   -g, --goto N      start debugging after event N (see 'gorr dump')
   -e, --goto-exit   start debugging just before the program exits
+  -p, --onprocess P debug the process that exec'd with pid P or command P
+  -f, --onfork P    debug the process forked with pid P
   -x FILE           a gdb script to run at start
   -q                do not reproduce the recorded output
   -u, --cpu-unbound do not bind to one CPU

@@ -22,6 +22,8 @@ var replayFlags = []flagSpec{
 	{"s", "dbgport", true},
 	{"d", "debugger", true},
 	{"g", "goto", true},
+	{"p", "onprocess", true},
+	{"f", "onfork", true},
 	{"e", "goto-exit", false},
 	{"x", "gdb-x", true},
 	{"", "verbose", false},
@@ -55,6 +57,14 @@ func cmdReplay(args []string) int {
 	opts := replay.Options{Reader: rd, Stdout: os.Stdout, Stderr: os.Stderr, BindCPU: chooseCPU()}
 	if !p.has("autopilot") {
 		opts.Reopen = func() (*trace.Reader, error) { return trace.Open(dir) }
+		opts.OnProcess = p.get("onprocess")
+		if v := p.get("onfork"); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fatalf("replay: --onfork wants a pid, got %q", v)
+			}
+			opts.OnFork = int32(n)
+		}
 		if p.has("cpu-unbound") {
 			opts.BindCPU = -1
 		}

@@ -5,7 +5,6 @@
 package debugserver
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -40,7 +39,7 @@ type Server struct {
 func New(sess *replay.Session, first replay.DebugStop) *Server {
 	s := &Server{sess: sess, stop: first, gThread: first.Tid}
 	s.exe, _ = sess.ExecFile()
-	s.auxv = s.readAuxv()
+	s.auxv = sess.Auxv()
 	return s
 }
 
@@ -50,51 +49,6 @@ func (s *Server) SetStop(st replay.DebugStop) {
 	if st.Tid != 0 {
 		s.gThread = st.Tid
 	}
-}
-
-// readAuxv finds the auxiliary vector above argv and envp on the initial
-// stack (valid at the start stop).
-func (s *Server) readAuxv() []byte {
-	regs, _, err := s.sess.Regs(s.stop.Tid)
-	if err != nil {
-		return nil
-	}
-	sp := regs[ptrace.RSP]
-	word := func(a uint64) (uint64, bool) {
-		b, err := s.sess.ReadMem(a, 8)
-		if err != nil || len(b) < 8 {
-			return 0, false
-		}
-		return binary.LittleEndian.Uint64(b), true
-	}
-	argc, ok := word(sp)
-	if !ok {
-		return nil
-	}
-	p := sp + 8 + 8*(argc+1)
-	for { // envp
-		v, ok := word(p)
-		if !ok {
-			return nil
-		}
-		p += 8
-		if v == 0 {
-			break
-		}
-	}
-	start := p
-	for i := 0; i < 256; i++ {
-		k, ok := word(p)
-		if !ok {
-			return nil
-		}
-		p += 16
-		if k == 0 {
-			break
-		}
-	}
-	b, _ := s.sess.ReadMem(start, int(p-start))
-	return b
 }
 
 // ServeListener accepts one connection and serves it until the debugger

@@ -157,7 +157,8 @@ func (s *Session) startRun(g *goal) (DebugStop, error) {
 	r := &run{cmds: make(chan command), results: make(chan result), exited: make(chan struct{})}
 	opts := s.opts
 	opts.Reader = rd
-	rp := &replayer{opts: opts, q: queue{r: rd}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}, echoFrom: s.shown}
+	rp := &replayer{opts: opts, q: queue{r: rd}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}, echoFrom: s.shown,
+		procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}}
 	rp.dbg = &debugState{r: r, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g}
 	for a := range s.user {
 		rp.dbg.user[a] = true
@@ -366,6 +367,13 @@ func (s *Session) ClearBreakpoint(addr uint64) error {
 		err = s.cur.rp.removeBreakpoint(addr)
 	})
 	return err
+}
+
+// Auxv returns the auxiliary vector of the debugged process.
+func (s *Session) Auxv() []byte {
+	var b []byte
+	_ = s.do(func() { b = s.cur.rp.procAuxv[s.cur.rp.dbg.pid] })
+	return b
 }
 
 // ExecFile returns the path of the captured executable of the debugged

@@ -30,6 +30,10 @@ type Options struct {
 	Stderr  io.Writer
 	BindCPU int // -1: unbound
 	Log     io.Writer
+	// OnProcess (a pid or a command name) and OnFork (a pid) choose the
+	// process to debug, as rr's -p and -f; by default the first exec'd one.
+	OnProcess string
+	OnFork    int32
 	// Reopen opens the trace again for a debugger that restarts or goes
 	// backwards (nil: not possible).
 	Reopen func() (*trace.Reader, error)
@@ -99,6 +103,9 @@ type replayer struct {
 	dbgExe     string // captured executable of the debugged process
 	dbgExeName string
 	echoFrom   uint64 // output of events up to this one was shown already
+	// executables of the processes, by recorded pid (for debugging a fork)
+	procExe, procExeName map[int32]string
+	procAuxv             map[int32][]byte
 }
 
 // Replay runs the whole trace without a debugger.

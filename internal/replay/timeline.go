@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
+	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -344,10 +347,15 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 		}
 	}
 	switch {
-	case ev.Kind == trace.KindExec && !d.started:
+	case !d.started && rp.startsDebugging(ev):
 		d.started = true
-		d.pid = ev.NewTid
-		rp.noteExe(ev)
+		if ev.Kind == trace.KindExec {
+			d.pid = ev.NewTid
+			rp.noteExe(ev)
+		} else { // a fork: the child runs its parent's program
+			d.pid = ev.NewTid
+			rp.dbgExe, rp.dbgExeName = rp.procExe[ev.Tid], rp.procExeName[ev.Tid]
+		}
 		for a := range d.user {
 			_ = rp.insertBreakpoint(a)
 		}
@@ -357,7 +365,7 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 			// debugger's breakpoint there may have been a temporary one).
 			_ = rp.insertBreakpoint(g.target.Addr)
 		}
-		boundary.Tid = ev.NewTid
+		boundary.Tid = d.pid
 		if d.goal == nil {
 			stop = &DebugStop{Kind: StopStart, Tid: ev.NewTid}
 		}
@@ -662,4 +670,90 @@ func (s *Session) reverseToWatch(g *goal, cur Pos) (DebugStop, error) {
 	st, err := s.startRun(&goal{kind: goalReach, target: Pos{Event: from, Tid: tid, Steps: steps}, stopKind: StopWatch})
 	st.Addr, st.Watch = g.changed.Addr, g.changed
 	return st, err
+}
+
+// startsDebugging says whether ev is where the debugger takes over: the
+// first exec (default), the exec of the process given by
+// Options.OnProcess (a pid or a command name), or the fork of the
+// process given by Options.OnFork.
+func (rp *replayer) startsDebugging(ev *trace.Event) bool {
+	o := rp.opts
+	switch {
+	case ev.Kind == trace.KindExec:
+		rp.rememberExe(ev)
+	case ev.Kind == trace.KindNewTask && ev.Flags&unix.CLONE_THREAD == 0:
+		rp.procExe[ev.NewTid], rp.procExeName[ev.NewTid] = rp.procExe[ev.Tid], rp.procExeName[ev.Tid]
+		rp.procAuxv[ev.NewTid] = rp.procAuxv[ev.Tid]
+	}
+	switch {
+	case o.OnFork != 0:
+		return ev.Kind == trace.KindNewTask && ev.NewTid == o.OnFork && ev.Flags&unix.CLONE_THREAD == 0
+	case o.OnProcess != "":
+		if ev.Kind != trace.KindExec {
+			return false
+		}
+		if strconv.Itoa(int(ev.NewTid)) == o.OnProcess {
+			return true
+		}
+		exe, cmd, _ := strings.Cut(ev.Text, "\x00\x00")
+		argv0, _, _ := strings.Cut(cmd, "\x00")
+		return filepath.Base(exe) == o.OnProcess || filepath.Base(argv0) == o.OnProcess
+	}
+	return ev.Kind == trace.KindExec
+}
+
+// rememberExe notes each process's captured executable (for -f).
+func (rp *replayer) rememberExe(ev *trace.Event) {
+	saveExe, saveName := rp.dbgExe, rp.dbgExeName
+	rp.noteExe(ev)
+	rp.procExe[ev.NewTid], rp.procExeName[ev.NewTid] = rp.dbgExe, rp.dbgExeName
+	rp.dbgExe, rp.dbgExeName = saveExe, saveName
+	if t := rp.tasks[ev.NewTid]; t != nil {
+		rp.procAuxv[ev.NewTid] = readAuxv(t)
+	}
+}
+
+// readAuxv finds the auxiliary vector above argv and envp on the initial
+// stack of a task that has just exec'd.
+func readAuxv(t *rtask) []byte {
+	regs, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return nil
+	}
+	word := func(a uint64) (uint64, bool) {
+		v, err := t.mem.ReadU64(a)
+		return v, err == nil
+	}
+	sp := regs[ptrace.RSP]
+	argc, ok := word(sp)
+	if !ok || argc > 1<<20 {
+		return nil
+	}
+	p := sp + 8 + 8*(argc+1)
+	for i := 0; i < 1<<16; i++ { // envp
+		v, ok := word(p)
+		if !ok {
+			return nil
+		}
+		p += 8
+		if v == 0 {
+			break
+		}
+	}
+	start := p
+	for i := 0; i < 256; i++ {
+		k, ok := word(p)
+		if !ok {
+			return nil
+		}
+		p += 16
+		if k == 0 {
+			break
+		}
+	}
+	b := make([]byte, p-start)
+	if t.mem.ReadMem(start, b) != nil {
+		return nil
+	}
+	return b
 }
