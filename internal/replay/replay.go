@@ -10,9 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -390,8 +388,3 @@ func describeStop(st ptrace.Stop, r *trace.Regs) string {
 	}
 	return st.String()
 }
-
-var errNoExit = errors.New("no exit event")
-
-var _ = exec.Command
-var _ = syscall.SIGKILL

@@ -2,7 +2,6 @@ package replay
 
 import (
 	"fmt"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
@@ -301,8 +300,6 @@ func (rp *replayer) exit(ev *trace.Event) error {
 }
 
 func signalName(sig int) string { return fmt.Sprintf("signal %d", sig) }
-
-var _ = os.Getpid
 
 // exitNow runs an exit or exit_group that t is entering: the task stops
 // once more at PTRACE_EVENT_EXIT, then dies. A thread (not the group
