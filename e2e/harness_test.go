@@ -192,7 +192,9 @@ func recordReplay(t *testing.T, p Program, argv []string) (rec, rep Run) {
 	scratch := tempDir(t)
 	shell(t, scratch, p.Setup)
 	traceDir := filepath.Join(tempDir(t), "trace")
-	rec, err := run(ctx, scratch, p.Stdin, gorrBin, append([]string{"record", "-o", traceDir}, argv...)...)
+	args := []string{"record", "-o", traceDir}
+	args = append(args, strings.Fields(os.Getenv("GORR_E2E_RECORD_FLAGS"))...)
+	rec, err := run(ctx, scratch, p.Stdin, gorrBin, append(args, argv...)...)
 	if err != nil {
 		t.Fatalf("record: %v\n%v", err, rec)
 	}

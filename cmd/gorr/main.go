@@ -84,6 +84,8 @@ var helpText = map[string]string{
       --bind-to-cpu N         bind to CPU N
   -h, --chaos                 chaos scheduling: random thread choices and
                               streaks, recorded so replay is exact
+  -C, --checksum              store a checksum of writable memory at every
+                              system call; replay verifies it (slow)
       --watchdog DURATION     fail if a thread computes this long without a
                               system call while others wait (default 20s)
 The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else

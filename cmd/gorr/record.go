@@ -30,6 +30,7 @@ var recordFlags = []flagSpec{
 	{"", "verbose", false},
 	{"", "watchdog", true},
 	{"h", "chaos", false},
+	{"C", "checksum", false},
 }
 
 func cmdRecord(args []string) int {
@@ -100,6 +101,7 @@ func cmdRecord(args []string) int {
 		log = os.Stderr
 	}
 	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	opts.Checksum = p.has("checksum")
 	if p.has("chaos") {
 		opts.Chaos, opts.ChaosSeed = true, rand.Uint64()
 	}

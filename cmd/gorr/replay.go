@@ -82,6 +82,15 @@ func cmdReplay(args []string) int {
 	if p.has("verbose") {
 		opts.Log = os.Stderr
 	}
+	if n, err := strconv.ParseUint(os.Getenv("GORR_TEST_TAMPER_MEM"), 10, 64); err == nil {
+		// Test hook: corrupt one byte the kernel wrote at event n, which
+		// only a memory checksum (record --checksum) can notice.
+		opts.Tamper = func(i uint64, ev *trace.Event) {
+			if i == n && len(ev.Mem) > 0 && len(ev.Mem[0].Data) > 0 {
+				ev.Mem[0].Data[0] ^= 0x40
+			}
+		}
+	}
 	if n, err := strconv.ParseUint(os.Getenv("GORR_TEST_TAMPER_EVENT"), 10, 64); err == nil {
 		// Test hook: corrupt one recorded register so that replay must
 		// report a divergence at exactly that event.

@@ -42,6 +42,9 @@ type Options struct {
 	// fails the recording: preemption at arbitrary instructions is not
 	// implemented yet.
 	MaxSlice time.Duration
+	// Checksum stores a checksum of the process's writable memory with
+	// every system-call exit; replay compares it.
+	Checksum bool
 	// Chaos picks a random ready thread at every scheduling point
 	// (seeded by ChaosSeed); the choices are part of the trace.
 	Chaos     bool

@@ -180,6 +180,13 @@ func (r *recorder) onExit(t *task) error {
 		}
 	}
 	t.lastRegs = regs
+	// Only when no other thread is running user code: otherwise memory is
+	// changing under the checksum.
+	if r.opts.Checksum && r.running == nil {
+		if ev.Checksum, err = tracee.Checksum(t.tid, t.mem); err != nil {
+			return fmt.Errorf("%s: checksum: %w", describe(t), err)
+		}
+	}
 	return r.emit(ev)
 }
 

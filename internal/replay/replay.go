@@ -74,9 +74,10 @@ type rtask struct {
 	entry      trace.Regs
 	restart    bool // apply the kernel's syscall-restart adjustment on resume
 	exitCall   bool
-	gone       bool   // dead (exited for real)
-	lastEntry  uint64 // number of this task's last syscall-entry event
-	inCall     bool   // entered a syscall whose exit event is still to come
+	gone       bool            // dead (exited for real)
+	lastEntry  uint64          // number of this task's last syscall-entry event
+	inCall     bool            // entered a syscall whose exit event is still to come
+	execSaved  *trace.MemWrite // old-memory bytes the stub exec's arguments replaced
 	restoreMem *trace.MemWrite
 	execStub   bool
 	rewritten  bool

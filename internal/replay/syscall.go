@@ -161,6 +161,13 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		path := append([]byte(rp.stub), 0)
 		argv := make([]byte, 16)
 		binary.LittleEndian.PutUint64(argv, sp)
+		// Keep what we overwrite: a vfork parent still uses this memory
+		// after the exec and must find it as in the recording.
+		saved := make([]byte, (len(path)+7)&^7+len(argv))
+		if err := t.mem.ReadMem(sp, saved); err != nil {
+			return err
+		}
+		t.execSaved = &trace.MemWrite{Addr: sp, Data: saved}
 		if err := t.mem.WriteMem(sp, path); err != nil {
 			return err
 		}
@@ -254,6 +261,15 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 	t.executing = false
 	t.inCall = false
 	t.atEntry = true // still held; resumed by its next event
+	if ev.Checksum != 0 {
+		sum, err := tracee.Checksum(t.real, t.mem)
+		if err != nil {
+			return err
+		}
+		if sum != ev.Checksum {
+			return rp.diverge(ev, fmt.Sprintf("memory checksum after %s differs (recorded 0x%x, replay 0x%x)", linux.Name(int(ev.Sysno)), ev.Checksum, sum))
+		}
+	}
 	return rp.echo(ev, t)
 }
 

@@ -156,6 +156,14 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 	if err != nil {
 		return err
 	}
+	if t.restoreMem != nil {
+		// The clone3 arguments were changed for replay (no CLONE_VFORK);
+		// put them back before anyone runs (the child shares the memory).
+		if err := t.mem.WriteMem(t.restoreMem.Addr, t.restoreMem.Data); err != nil {
+			return err
+		}
+		t.restoreMem = nil
+	}
 	child := &rtask{rec: ev.NewTid, real: int(msg), proc: t.proc}
 	if ev.Flags&unix.CLONE_VM == 0 {
 		p := *t.proc
@@ -379,6 +387,12 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 			}
 			progressed = true
 			if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXEC {
+				if w := t.execSaved; w != nil {
+					// t.mem still refers to the old address space, which
+					// lives on if a vfork parent shares it.
+					_ = t.mem.WriteMem(w.Addr, w.Data)
+					t.execSaved = nil
+				}
 				if st.Tid != t.real {
 					for k, o := range rp.tasks {
 						if o.real == st.Tid && o != t {

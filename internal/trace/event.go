@@ -76,4 +76,7 @@ type Event struct {
 	// Text carries a free-form string (exec path, command line joined
 	// with NUL bytes for KindExec).
 	Text string
+	// Checksum, when non-zero, is a checksum of the process's writable
+	// memory after the event (record --checksum); replay verifies it.
+	Checksum uint64
 }

@@ -33,6 +33,7 @@ const (
 	evMaps    = 13 // len: Mapping message; repeated
 	evText    = 14 // len: bytes
 	evEmpty   = 15 // varint: bit 0: Mem is empty but not nil; bit 1: same for Maps
+	evSum     = 16 // varint: memory checksum (record --checksum)
 )
 
 // MemWrite field numbers.
@@ -183,6 +184,7 @@ func (e *encoder) appendEvent(b []byte, ev *Event) []byte {
 		b = e.appendSub(b, evMaps, s)
 	}
 	b = appendString(b, evText, ev.Text)
+	b = appendUint(b, evSum, ev.Checksum)
 	var empty uint64
 	if ev.Mem != nil && len(ev.Mem) == 0 {
 		empty |= 1
@@ -447,6 +449,11 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 				return nil, err
 			}
 			ev.Text = string(p)
+		case evSum:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return nil, err
+			}
+			ev.Checksum = v
 		case evEmpty:
 			if err := wantWire(field, wire, wireVarint); err != nil {
 				return nil, err

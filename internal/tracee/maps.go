@@ -102,3 +102,34 @@ func FindGap(size uint64, maps ...[]Map) uint64 {
 		}
 	}
 }
+
+// Checksum is an FNV-1a hash of the writable memory of the process (in
+// address order, with each readable page's address), used to check that
+// replay reproduces memory, not only registers. Mappings the kernel
+// provides ([vvar], [vsyscall]) are left out.
+func Checksum(pid int, mem *Mem) (uint64, error) {
+	maps, err := Maps(pid)
+	if err != nil {
+		return 0, err
+	}
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	buf := make([]byte, 4096)
+	for _, m := range maps {
+		if m.Prot&unix.PROT_WRITE == 0 || strings.HasPrefix(m.Name, "[vvar") || m.Name == "[vsyscall]" {
+			continue
+		}
+		for a := m.Start; a < m.End; a += 4096 {
+			if mem.ReadPartial(a, buf) != len(buf) {
+				continue
+			}
+			for i := 0; i < 8; i++ {
+				h = (h ^ uint64(byte(a>>(8*i)))) * prime
+			}
+			for _, c := range buf {
+				h = (h ^ uint64(c)) * prime
+			}
+		}
+	}
+	return h | 1, nil
+}
