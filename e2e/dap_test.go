@@ -159,7 +159,7 @@ func TestDelveDAP(t *testing.T) {
 	launch := c.send("launch", map[string]any{"mode": "replay", "traceDirPath": traceDir, "program": bin})
 	c.await(0, "initialized")
 	c.await(launch, "")
-	c.call("setBreakpoints", map[string]any{"source": map[string]any{"path": src}, "breakpoints": []any{map[string]any{"line": 12}}})
+	c.call("setBreakpoints", map[string]any{"source": map[string]any{"path": src}, "breakpoints": []any{map[string]any{"line": 15}}})
 	c.call("configurationDone", map[string]any{})
 	c.await(0, "stopped")
 	first := c.local("v")

@@ -20,8 +20,11 @@ import (
 	"time"
 )
 
+var calls int
+
 //go:noinline
 func compute(i int) int {
+	calls++
 	v := rand.Intn(1000000) + i*10000000 + int(time.Now().UnixNano()%1000)
 	return v
 }
@@ -106,8 +109,12 @@ func TestDelveReplay(t *testing.T) {
 	}
 	script := filepath.Join(dir, "cmds")
 	os.WriteFile(script, []byte(strings.Join([]string{
-		"break main.compute", "continue", "continue", "next", "next", "print v",
-		"rewind", "print i", "rev next", "goroutines", "restart", "continue", "next", "next", "print v", "exit",
+		"break main.compute", "continue", "continue", "next", "next", "next", "print v",
+		"rewind", "print i", "rev next", "goroutines",
+		"step", "stepout", "print calls", "goroutine 1 bt",
+		"continue", "step", "rev stepout", "checkpoint", "checkpoints", "print i",
+		"continue", "restart c1", "print i",
+		"restart", "continue", "next", "next", "next", "print v", "exit",
 	}, "\n")+"\n"), 0o644)
 	cmd := exec.CommandContext(ctx, dlv, "replay", traceDir, "--init", script, "--allow-non-terminal-interactive=true")
 	cmd.Env = env
@@ -123,7 +130,11 @@ func TestDelveReplay(t *testing.T) {
 	for _, v := range vals {
 		got = append(got, v[1])
 	}
-	wantSeq := []string{want[1], "1", want[0]}
+	// v of the second call; i after rewind; calls after stepping out of the
+	// second call; i at the third call's entry (reached backwards by rev
+	// stepout), and again after running to the end and restarting from
+	// checkpoint c1 taken there; v of the first call after a restart.
+	wantSeq := []string{want[1], "1", "2", "2", "2", want[0]}
 	if len(got) != len(wantSeq) {
 		t.Fatalf("want printed values %v, got %v:\n%s", wantSeq, got, out)
 	}
@@ -132,7 +143,44 @@ func TestDelveReplay(t *testing.T) {
 			t.Fatalf("value %d: Delve printed %s, want %s\n%s", i, got[i], wantSeq[i], out)
 		}
 	}
-	if !strings.Contains(string(out), "Goroutine 1 - User:") {
-		t.Errorf("goroutines listing missing:\n%s", out)
+	// rev next from compute's first line returns to the call in main, and
+	// the goroutine list there says so.
+	for _, s := range []string{"> main.main() ./main.go:21", "* Goroutine 1 - User: ./main.go:21", "Values returned:", "in main.main", "Checkpoint c1 created", "c1 "} {
+		if !strings.Contains(string(out), s) {
+			t.Errorf("Delve output lacks %q:\n%s", s, out)
+		}
+	}
+}
+
+// dlv debug --backend=rr records through gorr (rr record
+// --print-trace-dir=3) and then replays the recording.
+func TestDelveRecordsThroughRR(t *testing.T) {
+	dlv := findDelve(t)
+	allowDelve(t)
+	dir := t.TempDir()
+	bindir := filepath.Join(dir, "bin")
+	os.MkdirAll(bindir, 0o755)
+	os.Symlink(gorrBin, filepath.Join(bindir, "rr"))
+	pkg := filepath.Join(dir, "prog")
+	os.MkdirAll(pkg, 0o755)
+	os.WriteFile(filepath.Join(pkg, "main.go"), []byte(delveProg), 0o644)
+	os.WriteFile(filepath.Join(pkg, "go.mod"), []byte("module prog\ngo 1.26\n"), 0o644)
+	script := filepath.Join(dir, "cmds")
+	os.WriteFile(script, []byte("break main.compute\ncontinue\nnext\nnext\nnext\nprint v\nexit\n"), 0o644)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, dlv, "debug", "--backend=rr", "--init", script, "--allow-non-terminal-interactive=true")
+	cmd.Dir = pkg
+	cmd.Env = append(os.Environ(), "PATH="+bindir+":"+os.Getenv("PATH"), "NO_COLOR=1", "TERM=dumb", "GORR_TRACE_DIR="+filepath.Join(dir, "traces"))
+	out, _ := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("dlv timed out:\n%s", out)
+	}
+	// The recorded run printed three numbers; v of the first call must be
+	// the first of them.
+	rec := regexp.MustCompile(`(?m)^(\d+) (\d+) (\d+)$`).FindStringSubmatch(string(out))
+	vals := regexp.MustCompile(`(?m)^(\d+)$`).FindAllStringSubmatch(string(out), -1)
+	if rec == nil || len(vals) == 0 || vals[len(vals)-1][1] != rec[1] {
+		t.Fatalf("want v == %v (first recorded value):\n%s", rec, out)
 	}
 }
