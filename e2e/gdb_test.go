@@ -272,18 +272,7 @@ int main(void) {
 // recorded faulting pointer), forwards and, from the end, backwards.
 func TestGDBSignalStop(t *testing.T) {
 	needGDB(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "segv.c")
-	writeFile(src, segvProg)
-	bin := filepath.Join(dir, "segv")
-	if out, err := exec.Command("gcc", "-O0", "-g", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	traceDir := filepath.Join(dir, "trace")
-	rec, err := run(ctx60(t), dir, "", gorrBin, "record", "-o", traceDir, bin)
-	if err != nil || rec.Code != 0 {
-		t.Fatalf("record: %v\n%v", err, rec)
-	}
+	traceDir, rec := recordC(t, "segv", segvProg)
 	m := regexp.MustCompile(`p=(0x[0-9a-f]+)`).FindStringSubmatch(string(rec.Stdout))
 	if m == nil {
 		t.Fatalf("recorded output %q", rec.Stdout)
@@ -327,18 +316,7 @@ int main(void) {
 // -f PID debugs a forked child (rr's --onfork).
 func TestGDBOnFork(t *testing.T) {
 	needGDB(t)
-	dir := t.TempDir()
-	src := filepath.Join(dir, "fork.c")
-	writeFile(src, forkProg)
-	bin := filepath.Join(dir, "fork")
-	if out, err := exec.Command("gcc", "-O0", "-g", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v\n%s", err, out)
-	}
-	traceDir := filepath.Join(dir, "trace")
-	rec, err := run(ctx60(t), dir, "", gorrBin, "record", "-o", traceDir, bin)
-	if err != nil || rec.Code != 0 {
-		t.Fatalf("record: %v\n%v", err, rec)
-	}
+	traceDir, rec := recordC(t, "fork", forkProg)
 	m := regexp.MustCompile(`child (\d+) r=(\d+)`).FindStringSubmatch(string(rec.Stdout))
 	if m == nil {
 		t.Fatalf("recorded output %q", rec.Stdout)
@@ -350,4 +328,25 @@ func TestGDBOnFork(t *testing.T) {
 	if !strings.Contains(string(out), "$1 = "+m[2]) || !strings.Contains(string(out), "process "+m[1]) {
 		t.Fatalf("want the child %s with r=%s:\n%s", m[1], m[2], out)
 	}
+}
+
+// recordC compiles a C program (-O0 -g) and records it; the program must
+// exit 0.
+func recordC(t *testing.T, name, src string) (traceDir string, rec Run) {
+	t.Helper()
+	dir := t.TempDir()
+	c := filepath.Join(dir, name+".c")
+	if err := writeFile(c, src); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if out, err := exec.Command("gcc", "-O0", "-g", "-o", bin, c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	traceDir = filepath.Join(dir, "trace")
+	rec, err := run(ctx60(t), dir, "", gorrBin, "record", "-o", traceDir, bin)
+	if err != nil || rec.Code != 0 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	return traceDir, rec
 }

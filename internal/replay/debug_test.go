@@ -125,38 +125,7 @@ func TestSessionBreakpointsAndSteps(t *testing.T) {
 }
 
 func TestSessionReverse(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "loop.c")
-	os.WriteFile(src, []byte(loopSrc), 0o644)
-	bin := filepath.Join(dir, "loop")
-	if out, err := exec.Command("gcc", "-O1", "-g", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v %s", err, out)
-	}
-	f, _ := elf.Open(bin)
-	syms, _ := f.Symbols()
-	var tick uint64
-	for _, s := range syms {
-		if s.Name == "tick" {
-			tick = s.Value
-		}
-	}
-	f.Close()
-	traceDir := filepath.Join(dir, "trace")
-	w, _ := trace.Create(traceDir, trace.Header{})
-	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	res, err := record.Record(record.Options{Argv: []string{bin}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	w.Close(h)
-	rd, _ := trace.Open(traceDir)
-	s, _, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, tick := loopSession(t)
 	s.SetBreakpoint(tick)
 	rdi := func() uint64 {
 		r, _, _ := s.Regs(s.Position().Tid)
@@ -216,40 +185,12 @@ func TestSessionReverse(t *testing.T) {
 }
 
 func TestSessionReverseStepAcrossSyscall(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "loop.c")
-	os.WriteFile(src, []byte(loopSrc), 0o644)
-	bin := filepath.Join(dir, "loop")
-	if out, err := exec.Command("gcc", "-O1", "-g", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v %s", err, out)
-	}
-	f, _ := elf.Open(bin)
-	syms, _ := f.Symbols()
-	var tick uint64
-	for _, s := range syms {
-		if s.Name == "tick" {
-			tick = s.Value
-		}
-	}
-	f.Close()
-	traceDir := filepath.Join(dir, "trace")
-	w, _ := trace.Create(traceDir, trace.Header{})
-	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	res, err := record.Record(record.Options{Argv: []string{bin}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	w.Close(h)
-	rd, _ := trace.Open(traceDir)
-	s, _, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, tick := loopSession(t)
 	s.SetBreakpoint(tick)
-	st, _ := s.Continue()
+	st, err := s.Continue()
+	if err != nil {
+		t.Fatal(err)
+	}
 	s.ClearBreakpoint(tick)
 	// Step until a step crosses the clock_gettime system call, then two more.
 	var rips []uint64
@@ -280,4 +221,52 @@ func TestSessionReverseStepAcrossSyscall(t *testing.T) {
 			t.Fatalf("reverse step to step %d: rip 0x%x, want 0x%x", i, r[ptrace.RIP], rips[i])
 		}
 	}
+}
+
+// loopSession records loopSrc (built without PIE, so tick's address is
+// known) and starts a restartable debug session on it.
+func loopSession(t *testing.T) (*replay.Session, uint64) {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "loop.c")
+	os.WriteFile(src, []byte(loopSrc), 0o644)
+	bin := filepath.Join(dir, "loop")
+	if out, err := exec.Command("gcc", "-O1", "-g", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, _ := f.Symbols()
+	var tick uint64
+	for _, s := range syms {
+		if s.Name == "tick" {
+			tick = s.Value
+		}
+	}
+	f.Close()
+	traceDir := filepath.Join(dir, "trace")
+	w, err := trace.Create(traceDir, trace.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	res, err := record.Record(record.Options{Argv: []string{bin}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := w.Header()
+	h.ExitStatus = int(res.Status)
+	w.Close(h)
+	rd, err := trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, tick
 }
