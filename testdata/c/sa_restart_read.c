@@ -53,10 +53,15 @@ int main(void) {
 
     sa.sa_flags = 0;
     sigaction(SIGALRM, &sa, NULL);
-    arm(2000);
+    /* A repeating timer: even if a tick fires before read() starts (a slow
+     * machine, or a recorder), a later one interrupts it. */
+    struct itimerval rep = {.it_value = {0, 2000}, .it_interval = {0, 2000}};
+    setitimer(ITIMER_REAL, &rep, NULL);
     t0 = now_us();
     n = read(p[0], buf, sizeof buf);
     int e = errno;
+    struct itimerval off = {0};
+    setitimer(ITIMER_REAL, &off, NULL);
     t1 = now_us();
     printf("no SA_RESTART: read=%d errno=%s alarms=%d after %lld us\n", (int)n, e == EINTR ? "EINTR" : strerror(e), alarms, t1 - t0);
     printf("EXIT-SUCCESS\n");
