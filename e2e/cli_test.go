@@ -95,7 +95,8 @@ func TestDivergenceReported(t *testing.T) {
 // A recorder killed with SIGKILL leaves a trace that replays up to its
 // last written event and then says it is incomplete.
 func TestKilledRecorder(t *testing.T) {
-	bin := cprog(t, "pidtime", pidTimeProg)
+	// Long enough (about 3 s) that the kill always lands mid-recording.
+	bin := cprog(t, "pidtime", strings.Replace(pidTimeProg, "i < 200", "i < 3000", 1))
 	traceDir := filepath.Join(t.TempDir(), "trace")
 	cmd := exec.Command(gorrBin, "record", "-o", traceDir, bin)
 	var stdout bytes.Buffer
