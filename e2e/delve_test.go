@@ -77,22 +77,9 @@ func TestDelveReplay(t *testing.T) {
 	dlv := findDelve(t)
 	allowDelve(t)
 	dir := t.TempDir()
-	// gorr under the name rr, first on PATH, as Delve looks for it.
-	bindir := filepath.Join(dir, "bin")
-	os.MkdirAll(bindir, 0o755)
-	if err := os.Symlink(gorrBin, filepath.Join(bindir, "rr")); err != nil {
-		t.Fatal(err)
-	}
-	src := filepath.Join(dir, "prog", "main.go")
-	os.MkdirAll(filepath.Dir(src), 0o755)
-	os.WriteFile(src, []byte(delveProg), 0o644)
-	os.WriteFile(filepath.Join(dir, "prog", "go.mod"), []byte("module prog\ngo 1.26\n"), 0o644)
-	bin := filepath.Join(dir, "prog", "prog")
-	build := exec.Command("go", "build", "-gcflags=all=-N -l", "-o", bin, ".")
-	build.Dir = filepath.Dir(src)
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bindir := rrOnPath(t, dir)
+	src := writeDelveProg(t, dir)
+	bin := buildDelveProg(t, src)
 	env := append(os.Environ(), "PATH="+bindir+":"+os.Getenv("PATH"), "NO_COLOR=1", "TERM=dumb")
 	traceDir := filepath.Join(dir, "trace")
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
@@ -158,13 +145,8 @@ func TestDelveRecordsThroughRR(t *testing.T) {
 	dlv := findDelve(t)
 	allowDelve(t)
 	dir := t.TempDir()
-	bindir := filepath.Join(dir, "bin")
-	os.MkdirAll(bindir, 0o755)
-	os.Symlink(gorrBin, filepath.Join(bindir, "rr"))
-	pkg := filepath.Join(dir, "prog")
-	os.MkdirAll(pkg, 0o755)
-	os.WriteFile(filepath.Join(pkg, "main.go"), []byte(delveProg), 0o644)
-	os.WriteFile(filepath.Join(pkg, "go.mod"), []byte("module prog\ngo 1.26\n"), 0o644)
+	bindir := rrOnPath(t, dir)
+	pkg := filepath.Dir(writeDelveProg(t, dir))
 	script := filepath.Join(dir, "cmds")
 	os.WriteFile(script, []byte("break main.compute\ncontinue\nnext\nnext\nnext\nprint v\nexit\n"), 0o644)
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
@@ -183,4 +165,47 @@ func TestDelveRecordsThroughRR(t *testing.T) {
 	if rec == nil || len(vals) == 0 || vals[len(vals)-1][1] != rec[1] {
 		t.Fatalf("want v == %v (first recorded value):\n%s", rec, out)
 	}
+}
+
+// rrOnPath links gorr as dir/bin/rr (Delve runs the rr it finds on PATH)
+// and returns dir/bin.
+func rrOnPath(t *testing.T, dir string) string {
+	t.Helper()
+	bindir := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bindir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(gorrBin, filepath.Join(bindir, "rr")); err != nil {
+		t.Fatal(err)
+	}
+	return bindir
+}
+
+// writeDelveProg writes delveProg as module "prog" in dir/prog and returns
+// the path of its main.go.
+func writeDelveProg(t *testing.T, dir string) string {
+	t.Helper()
+	src := filepath.Join(dir, "prog", "main.go")
+	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, []byte(delveProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prog", "go.mod"), []byte("module prog\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+// buildDelveProg builds the program without optimisations, for debugging.
+func buildDelveProg(t *testing.T, src string) string {
+	t.Helper()
+	bin := filepath.Join(filepath.Dir(src), "prog")
+	build := exec.Command("go", "build", "-gcflags=all=-N -l", "-o", bin, ".")
+	build.Dir = filepath.Dir(src)
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }

@@ -30,49 +30,7 @@ int main(void) {
 `
 
 func TestSessionBreakpointsAndSteps(t *testing.T) {
-	dir := t.TempDir()
-	src := filepath.Join(dir, "loop.c")
-	os.WriteFile(src, []byte(loopSrc), 0o644)
-	bin := filepath.Join(dir, "loop")
-	if out, err := exec.Command("gcc", "-O1", "-g", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
-		t.Fatalf("gcc: %v %s", err, out)
-	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, _ := f.Symbols()
-	var tick uint64
-	for _, s := range syms {
-		if s.Name == "tick" {
-			tick = s.Value
-		}
-	}
-	f.Close()
-	traceDir := filepath.Join(dir, "trace")
-	w, err := trace.Create(traceDir, trace.Header{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	res, err := record.Record(record.Options{Argv: []string{bin}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	w.Close(h)
-
-	rd, err := trace.Open(traceDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	s, stop, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s, tick, stop := loopSession(t)
 	if stop.Kind != replay.StopStart {
 		t.Fatalf("first stop %+v", stop)
 	}
@@ -83,6 +41,7 @@ func TestSessionBreakpointsAndSteps(t *testing.T) {
 		t.Fatal(err)
 	}
 	hits := 0
+	var err error
 	for {
 		stop, err = s.Continue()
 		if err != nil {
@@ -125,7 +84,7 @@ func TestSessionBreakpointsAndSteps(t *testing.T) {
 }
 
 func TestSessionReverse(t *testing.T) {
-	s, tick := loopSession(t)
+	s, tick, _ := loopSession(t)
 	s.SetBreakpoint(tick)
 	rdi := func() uint64 {
 		r, _, _ := s.Regs(s.Position().Tid)
@@ -185,7 +144,7 @@ func TestSessionReverse(t *testing.T) {
 }
 
 func TestSessionReverseStepAcrossSyscall(t *testing.T) {
-	s, tick := loopSession(t)
+	s, tick, _ := loopSession(t)
 	s.SetBreakpoint(tick)
 	st, err := s.Continue()
 	if err != nil {
@@ -225,7 +184,7 @@ func TestSessionReverseStepAcrossSyscall(t *testing.T) {
 
 // loopSession records loopSrc (built without PIE, so tick's address is
 // known) and starts a restartable debug session on it.
-func loopSession(t *testing.T) (*replay.Session, uint64) {
+func loopSession(t *testing.T) (*replay.Session, uint64, replay.DebugStop) {
 	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "loop.c")
@@ -263,10 +222,11 @@ func loopSession(t *testing.T) (*replay.Session, uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, _, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
+	t.Cleanup(func() { rd.Close() })
+	s, first, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	return s, tick
+	return s, tick, first
 }
