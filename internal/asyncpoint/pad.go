@@ -1,0 +1,206 @@
+package asyncpoint
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// PadSize is the size of the page that holds a pad.
+const PadSize = 4096
+
+// Offsets of the pad's save slots inside its page.
+const (
+	slotRAX   = 0xf00
+	slotR11   = 0xf08
+	slotFlags = 0xf10
+)
+
+// Word is a memory word of a point's identity: the 8 bytes at Addr.
+type Word struct {
+	Addr  uint64
+	Value uint64
+}
+
+// Pad is the code replay installs to find a point at native speed. The
+// thread jumps from the site to the pad, which saves rax, r11 and the
+// arithmetic flags, compares the identity's memory words and general
+// registers with constants, and either executes int3 (all equal) or
+// restores what it used, runs the site's original instructions
+// (relocated) and jumps back after the site.
+type Pad struct {
+	Addr uint64 // where Code goes (a fresh page)
+	Code []byte
+	Site uint64 // where Jump goes
+	Jump []byte // replaces the site's original bytes
+	Trap uint64 // address of the int3; the trap reports Trap+1
+	Miss uint64 // resume here when the trapped state is not the point
+}
+
+// machine register numbers of the general registers, by trace.Regs index
+var machineReg = map[int]byte{
+	ptrace.RAX: 0, ptrace.RCX: 1, ptrace.RDX: 2, ptrace.RBX: 3, ptrace.RSP: 4, ptrace.RBP: 5, ptrace.RSI: 6, ptrace.RDI: 7,
+	ptrace.R8: 8, ptrace.R9: 9, ptrace.R10: 10, ptrace.R11: 11, ptrace.R12: 12, ptrace.R13: 13, ptrace.R14: 14, ptrace.R15: 15,
+}
+
+// regOrder is the order in which the pad compares registers.
+var regOrder = []int{ptrace.RCX, ptrace.RDX, ptrace.RBX, ptrace.RSI, ptrace.RDI, ptrace.R8, ptrace.R9, ptrace.R10,
+	ptrace.R12, ptrace.R13, ptrace.R14, ptrace.R15, ptrace.RBP, ptrace.RSP, ptrace.RAX, ptrace.R11}
+
+type asm struct {
+	base uint64
+	b    []byte
+}
+
+func (a *asm) pc() uint64          { return a.base + uint64(len(a.b)) }
+func (a *asm) emit(b ...byte)      { a.b = append(a.b, b...) }
+func (a *asm) u32(v uint32)        { a.b = binary.LittleEndian.AppendUint32(a.b, v) }
+func (a *asm) u64(v uint64)        { a.b = binary.LittleEndian.AppendUint64(a.b, v) }
+func rel32(from, to uint64) uint32 { return uint32(int32(int64(to - from))) }
+
+// ripOp emits opcode bytes followed by a rip-relative disp32 to target.
+func (a *asm) ripOp(target uint64, op ...byte) {
+	a.emit(op...)
+	a.u32(rel32(a.pc()+4, target))
+}
+
+// Build generates the pad for the point (regs, words) at site, whose
+// original bytes are orig (whole instructions, at least JumpLen bytes),
+// to live at padAddr.
+func Build(padAddr, site uint64, orig []byte, regs *trace.Regs, words []Word) (*Pad, error) {
+	if len(orig) < JumpLen {
+		return nil, fmt.Errorf("site at 0x%x is %d bytes, need %d", site, len(orig), JumpLen)
+	}
+	if d := int64(padAddr - site); d > math.MaxInt32/2 || d < math.MinInt32/2 {
+		return nil, fmt.Errorf("pad at 0x%x is too far from site 0x%x", padAddr, site)
+	}
+	a := &asm{base: padAddr}
+	var jnes []int // offsets of jne rel32 fields to patch to miss
+	jneMiss := func() {
+		a.emit(0x0f, 0x85)
+		jnes = append(jnes, len(a.b))
+		a.u32(0)
+	}
+	a.ripOp(padAddr+slotRAX, 0x48, 0x89, 0x05) // mov [rax slot], rax
+	a.ripOp(padAddr+slotR11, 0x4c, 0x89, 0x1d) // mov [r11 slot], r11
+	a.emit(0x9f)                               // lahf
+	a.emit(0x0f, 0x90, 0xc0)                   // seto al
+	a.ripOp(padAddr+slotFlags, 0x66, 0x89, 0x05)
+	for _, w := range words {
+		a.emit(0x49, 0xbb) // mov r11, imm64
+		a.u64(w.Addr)
+		a.emit(0x4d, 0x8b, 0x1b) // mov r11, [r11]
+		a.emit(0x48, 0xb8)       // mov rax, imm64
+		a.u64(w.Value)
+		a.emit(0x49, 0x39, 0xc3) // cmp r11, rax
+		jneMiss()
+	}
+	for _, i := range regOrder {
+		a.emit(0x48, 0xb8) // mov rax, imm64
+		a.u64(regs[i])
+		switch i {
+		case ptrace.RAX:
+			a.ripOp(padAddr+slotRAX, 0x48, 0x39, 0x05) // cmp [slot], rax
+		case ptrace.R11:
+			a.ripOp(padAddr+slotR11, 0x48, 0x39, 0x05)
+		default:
+			m := machineReg[i]
+			a.emit(0x48|m>>3, 0x39, 0xc0|m&7) // cmp reg, rax
+		}
+		jneMiss()
+	}
+	trap := a.pc()
+	a.emit(0xcc)
+	miss := a.pc()
+	for _, off := range jnes {
+		binary.LittleEndian.PutUint32(a.b[off:], rel32(padAddr+uint64(off)+4, miss))
+	}
+	a.ripOp(padAddr+slotFlags, 0x66, 0x8b, 0x05) // mov ax, [flags slot]
+	a.emit(0x04, 0x7f)                           // add al, 0x7f: OF = (al == 1)
+	a.emit(0x9e)                                 // sahf
+	a.ripOp(padAddr+slotRAX, 0x48, 0x8b, 0x05)   // mov rax, [slot]
+	a.ripOp(padAddr+slotR11, 0x4c, 0x8b, 0x1d)   // mov r11, [slot]
+	for off := 0; off < len(orig); {
+		inst, err := x86asm.Decode(orig[off:], 64)
+		if err != nil {
+			return nil, fmt.Errorf("site 0x%x: %w", site+uint64(off), err)
+		}
+		code, err := relocate(orig[off:off+inst.Len], &inst, site+uint64(off), a.pc())
+		if err != nil {
+			return nil, err
+		}
+		a.emit(code...)
+		off += inst.Len
+	}
+	a.emit(0xe9) // jmp back
+	a.u32(rel32(a.pc()+4, site+uint64(len(orig))))
+	if len(a.b) > slotRAX {
+		return nil, fmt.Errorf("pad for %d words is too large", len(words))
+	}
+	jump := make([]byte, len(orig))
+	jump[0] = 0xe9
+	binary.LittleEndian.PutUint32(jump[1:], rel32(site+5, padAddr))
+	for i := 5; i < len(jump); i++ {
+		jump[i] = 0xcc // never executed: execution enters the site at its start
+	}
+	return &Pad{Addr: padAddr, Code: a.b, Site: site, Jump: jump, Trap: trap, Miss: miss}, nil
+}
+
+// relocate copies the instruction code (inst, at from) for execution at
+// to, fixing a rip-relative displacement.
+func relocate(code []byte, inst *x86asm.Inst, from, to uint64) ([]byte, error) {
+	out := append([]byte(nil), code...)
+	disp, ok := ripRelative(inst)
+	if !ok {
+		return out, nil
+	}
+	target := from + uint64(inst.Len) + uint64(disp)
+	nd := int64(target - (to + uint64(inst.Len)))
+	if nd > math.MaxInt32 || nd < math.MinInt32 {
+		return nil, fmt.Errorf("instruction at 0x%x: rip-relative target out of reach of the pad", from)
+	}
+	// Find the displacement field: the 4 bytes that, changed, change the
+	// decoded displacement (and nothing else).
+	var want [4]byte
+	binary.LittleEndian.PutUint32(want[:], uint32(int32(disp)))
+	for p := 0; p+4 <= len(code); p++ {
+		if [4]byte(code[p:p+4]) != want {
+			continue
+		}
+		try := append([]byte(nil), code...)
+		binary.LittleEndian.PutUint32(try[p:], uint32(int32(disp)+0x01020304))
+		ti, err := x86asm.Decode(try, 64)
+		if err != nil || ti.Op != inst.Op || ti.Len != inst.Len {
+			continue
+		}
+		if d, ok := ripRelative(&ti); ok && d == disp+0x01020304 {
+			binary.LittleEndian.PutUint32(out[p:], uint32(int32(nd)))
+			return out, nil
+		}
+	}
+	return nil, fmt.Errorf("instruction at 0x%x: cannot locate its displacement", from)
+}
+
+// Effective turns the registers at the pad's trap into the thread's
+// registers at the site: rax, r11 and the arithmetic flags come from the
+// save slots (given as read from the pad page), rip is the site.
+func (p *Pad) Effective(trapped trace.Regs, slots []byte) trace.Regs {
+	r := trapped
+	r[ptrace.RAX] = binary.LittleEndian.Uint64(slots[slotRAX-slotRAX:])
+	r[ptrace.R11] = binary.LittleEndian.Uint64(slots[slotR11-slotRAX:])
+	al, ah := uint64(slots[slotFlags-slotRAX]), uint64(slots[slotFlags-slotRAX+1])
+	r[ptrace.EFLAGS] = r[ptrace.EFLAGS]&^0x8d5 | ah&0xd5 | (al&1)<<11
+	r[ptrace.RIP] = p.Site
+	return r
+}
+
+// SlotsAddr and SlotsLen locate the save slots Effective needs.
+func (p *Pad) SlotsAddr() uint64 { return p.Addr + slotRAX }
+
+// SlotsLen is the number of bytes at SlotsAddr that Effective reads.
+const SlotsLen = slotFlags - slotRAX + 2
