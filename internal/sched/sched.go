@@ -119,3 +119,7 @@ func (s *Scheduler) pickChaos(ready func(tid int) bool) (int, bool) {
 	s.last, s.streak = t, 1
 	return t, true
 }
+
+// Preempted ends the current streak: the next Pick moves on to another
+// ready task (the preempted one runs again when its turn comes).
+func (s *Scheduler) Preempted() { s.streak = s.limit }

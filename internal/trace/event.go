@@ -32,7 +32,13 @@ const (
 	// KindMmap: a file mapping created by a syscall (attached to the
 	// preceding syscall exit of Tid); Maps holds the mapping.
 	KindMmap
-	// KindSched: task Tid was preempted at Regs (reserved for preemption).
+	// KindSched: task Tid reached a preemption point between system
+	// calls (it is switched out there, or a held signal is delivered
+	// there). Regs are its registers at the point, Mem the identity words
+	// (8-byte values the thread's loop touched), XState the FXSAVE area
+	// up to xmm15, Checksum a memory checksum (0: not taken), Flags the
+	// length of the site at rip (0: none), Result the address of a
+	// syscall instruction. See docs/preemption.md.
 	KindSched
 )
 

@@ -45,12 +45,18 @@ func Inject(tid int, scAddr uint64, nr int, args ...uint64) (int64, []int, error
 		case ptrace.StopSignal:
 			pending = append(pending, st.Signal)
 			continue
-		case phase:
+		case ptrace.StopSyscallExit:
 			if phase == ptrace.StopSyscallEntry {
-				phase = ptrace.StopSyscallExit
-			} else {
-				phase = 0
+				// The exit of a call the task was held in by
+				// PTRACE_SYSEMU (skipped): ours comes next.
+				continue
 			}
+			phase = 0
+		case ptrace.StopSyscallEntry:
+			if phase != ptrace.StopSyscallEntry {
+				return 0, pending, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
+			}
+			phase = ptrace.StopSyscallExit
 		default:
 			if st.Kind == ptrace.StopEvent {
 				continue

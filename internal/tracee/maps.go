@@ -2,6 +2,7 @@ package tracee
 
 import (
 	"bufio"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"strconv"
@@ -103,33 +104,106 @@ func FindGap(size uint64, maps ...[]Map) uint64 {
 	}
 }
 
-// Checksum is an FNV-1a hash of the writable memory of the process (in
-// address order, with each readable page's address), used to check that
-// replay reproduces memory, not only registers. Mappings the kernel
-// provides ([vvar], [vsyscall]) are left out.
-func Checksum(pid int, mem *Mem) (uint64, error) {
+// Checksum is a hash of the writable memory of the process, used to
+// check that replay reproduces memory, not only registers. Each page
+// that holds a non-zero byte contributes its address and contents, in
+// address order; pages of zeros (and pages never touched, which the
+// kernel's page map shows as not present) contribute nothing, so the
+// hash does not depend on which pages happen to be populated. Mappings
+// the kernel provides ([vvar], [vsyscall]) are left out.
+func Checksum(pid int, mem *Mem) (uint64, error) { return ChecksumExcept(pid, mem, 0, 0) }
+
+// ChecksumExcept is Checksum leaving out the pages in [lo, hi) (replay's
+// own temporary mappings).
+func ChecksumExcept(pid int, mem *Mem, lo, hi uint64) (uint64, error) {
 	maps, err := Maps(pid)
 	if err != nil {
 		return 0, err
 	}
-	const prime = 1099511628211
+	pm, err := os.Open(fmt.Sprintf("/proc/%d/pagemap", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer pm.Close()
+	const chunk = 256 // pages per read
+	const prime = 0x100000001b3
 	h := uint64(14695981039346656037)
-	buf := make([]byte, 4096)
+	ent := make([]byte, 8*chunk)
+	buf := make([]byte, 4096*chunk)
 	for _, m := range maps {
 		if m.Prot&unix.PROT_WRITE == 0 || strings.HasPrefix(m.Name, "[vvar") || m.Name == "[vsyscall]" {
 			continue
 		}
-		for a := m.Start; a < m.End; a += 4096 {
-			if mem.ReadPartial(a, buf) != len(buf) {
-				continue
+		for a := m.Start; a < m.End; a += 4096 * chunk {
+			n := int(min((m.End-a)/4096, chunk))
+			present := func(i int) bool { return true }
+			// Untouched pages of anonymous mappings are zero; a file
+			// mapping's untouched pages hold the file (and are read).
+			if k, err := pm.ReadAt(ent[:8*n], int64(a/4096*8)); m.Inode == 0 && err == nil && k == 8*n {
+				present = func(i int) bool { return binary.LittleEndian.Uint64(ent[8*i:])&(3<<62) != 0 }
 			}
-			for i := 0; i < 8; i++ {
-				h = (h ^ uint64(byte(a>>(8*i)))) * prime
-			}
-			for _, c := range buf {
-				h = (h ^ uint64(c)) * prime
+			for i := 0; i < n; {
+				if !present(i) {
+					i++
+					continue
+				}
+				j := i
+				for j < n && present(j) {
+					j++
+				}
+				got := mem.ReadPartial(a+uint64(i)*4096, buf[:(j-i)*4096]) / 4096
+				for p := 0; p < got; p++ {
+					pa := a + uint64(i+p)*4096
+					if pa >= lo && pa < hi {
+						continue
+					}
+					var nz, ph uint64 = 0, 0x9e3779b97f4a7c15
+					page := buf[p*4096 : (p+1)*4096]
+					for o := 0; o < 4096; o += 8 {
+						w := binary.LittleEndian.Uint64(page[o:])
+						nz |= w
+						ph = (ph ^ w) * prime
+						ph ^= ph >> 29
+					}
+					if nz != 0 {
+						h = (h ^ pa) * prime
+						h = (h ^ ph) * prime
+					}
+				}
+				i = j
 			}
 		}
 	}
 	return h | 1, nil
+}
+
+// FindGapNear returns a page-aligned address of size free bytes within
+// reach bytes of near (closest first), or 0.
+func FindGapNear(near, size, reach uint64, maps []Map) uint64 {
+	free := func(a uint64) bool {
+		if a < 0x10000 || a+size < a || a+size > 0x7fffffffe000 {
+			return false
+		}
+		for _, m := range maps {
+			if a < m.End && m.Start < a+size {
+				return false
+			}
+		}
+		return true
+	}
+	dist := func(a uint64) uint64 {
+		if a > near {
+			return a - near
+		}
+		return near - a
+	}
+	best := uint64(0)
+	for _, m := range maps {
+		for _, a := range []uint64{(m.End + 0xfff) &^ 0xfff, (m.Start - size) &^ 0xfff} {
+			if free(a) && dist(a) <= reach && (best == 0 || dist(a) < dist(best)) {
+				best = a
+			}
+		}
+	}
+	return best
 }
