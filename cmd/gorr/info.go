@@ -210,6 +210,13 @@ func cmdDump(args []string) int {
 			m["mappings"] = len(ev.Maps)
 		case trace.KindExit:
 			m["status"] = fmt.Sprintf("0x%x", ev.Result)
+		case trace.KindSched:
+			if ev.Regs != nil {
+				m["rip"] = fmt.Sprintf("0x%x", ev.Regs[ptrace.RIP])
+			}
+			m["site_len"] = ev.Flags
+			m["words"] = len(ev.Mem)
+			m["checksum"] = ev.Checksum != 0
 		}
 		if len(ev.Mem) > 0 {
 			total := 0

@@ -86,8 +86,10 @@ var helpText = map[string]string{
                               streaks, recorded so replay is exact
   -C, --checksum              store a checksum of writable memory at every
                               system call; replay verifies it (slow)
-      --watchdog DURATION     fail if a thread computes this long without a
-                              system call while others wait (default 20s)
+      --timeslice DURATION    preempt a thread that runs this long without a
+                              system call while another thread is ready
+                              (default 10ms; a thread a signal waits for
+                              is interrupted after 2ms at most)
 The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else
 ~/.local/share/gorr, as <program>-N. gorr exits with the program's status.`,
 	"replay": `Without -a, gorr serves the replay to gdb and runs gdb on it

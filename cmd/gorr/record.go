@@ -28,7 +28,8 @@ var recordFlags = []flagSpec{
 	{"u", "cpu-unbound", false},
 	{"", "bind-to-cpu", true},
 	{"", "verbose", false},
-	{"", "watchdog", true},
+	{"", "timeslice", true},
+	{"", "watchdog", true}, // the name before preemption existed
 	{"h", "chaos", false},
 	{"C", "checksum", false},
 }
@@ -105,9 +106,11 @@ func cmdRecord(args []string) int {
 	if p.has("chaos") {
 		opts.Chaos, opts.ChaosSeed = true, rand.Uint64()
 	}
-	if v := p.get("watchdog"); v != "" {
-		if opts.MaxSlice, err = time.ParseDuration(v); err != nil || opts.MaxSlice <= 0 {
-			return fatalf("record: --watchdog wants a duration such as 20s, got %q", v)
+	for _, name := range []string{"watchdog", "timeslice"} {
+		if v := p.get(name); v != "" {
+			if opts.Timeslice, err = time.ParseDuration(v); err != nil || opts.Timeslice <= 0 {
+				return fatalf("record: --%s wants a duration such as 10ms, got %q", name, v)
+			}
 		}
 	}
 	if log != nil {

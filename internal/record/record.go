@@ -37,11 +37,11 @@ type Options struct {
 	Stdout  *os.File
 	Stderr  *os.File
 	Log     io.Writer // verbose log, may be nil
-	// MaxSlice bounds how long one thread may run user code without a
-	// system call while another thread is ready (0: 30 s). Exceeding it
-	// fails the recording: preemption at arbitrary instructions is not
-	// implemented yet.
-	MaxSlice time.Duration
+	// Timeslice is how long one thread may run user code without a
+	// system call while another thread is ready before it is preempted
+	// (0: DefaultTimeslice); SignalSlice the same while a signal waits
+	// for it (0: DefaultSignalSlice).
+	Timeslice, SignalSlice time.Duration
 	// Checksum stores a checksum of the process's writable memory with
 	// every system-call exit; replay compares it.
 	Checksum bool
@@ -55,6 +55,9 @@ type Options struct {
 type Result struct {
 	Status unix.WaitStatus // wait status of the initial process
 	Events uint64
+	// Points counts the preemption points (threads switched or signals
+	// delivered between system calls).
+	Points uint64
 	// CPUIDFaulting tells whether cpuid was trapped (Intel only).
 	CPUIDFaulting bool
 }
@@ -112,14 +115,24 @@ type recorder struct {
 	sites         map[string][]patch.Site // by captured file
 	dog           watchdog
 	sharedFiles   map[uint64]bool // inodes of files mapped MAP_SHARED
+	points        uint64          // preemption points recorded
 }
+
+// Default timeslices (see Options).
+const (
+	DefaultTimeslice   = 10 * time.Millisecond
+	DefaultSignalSlice = 2 * time.Millisecond
+)
 
 // Record runs opts.Argv to completion under recording.
 func Record(opts Options) (*Result, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if opts.MaxSlice == 0 {
-		opts.MaxSlice = 20 * time.Second
+	if opts.Timeslice <= 0 {
+		opts.Timeslice = DefaultTimeslice
+	}
+	if opts.SignalSlice <= 0 {
+		opts.SignalSlice = min(DefaultSignalSlice, opts.Timeslice)
 	}
 	sc := sched.New(50)
 	if opts.Chaos {
@@ -165,7 +178,7 @@ func Record(opts Options) (*Result, error) {
 		case <-done:
 		}
 	}()
-	go r.dog.watch(opts.MaxSlice, done)
+	go r.dog.watch(opts.Timeslice, opts.SignalSlice, done)
 	st, _, err := ptrace.Wait(pid, false)
 	if err != nil {
 		return nil, err
@@ -191,7 +204,7 @@ func Record(opts Options) (*Result, error) {
 	if err := r.w.Flush(); err != nil {
 		return nil, err
 	}
-	return &Result{Status: r.status, Events: r.w.EventCount(), CPUIDFaulting: r.cpuidFaulting}, nil
+	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, CPUIDFaulting: r.cpuidFaulting}, nil
 }
 
 func (r *recorder) logf(format string, args ...any) {
@@ -274,7 +287,7 @@ func (r *recorder) loop() error {
 			return err
 		}
 		if t := r.running; t != nil {
-			r.dog.waiting.Store(r.othersReady(t) || len(t.deferred) > 0)
+			r.dog.set(r.othersReady(t), len(t.deferred) > 0)
 		}
 	}
 	return nil
@@ -298,7 +311,7 @@ func (r *recorder) resumeUser(t *task) error {
 	t.state = stRunning
 	r.running = t
 	t.runStart = time.Now()
-	r.dog.running(t.tid, r.othersReady(t) || len(t.deferred) > 0)
+	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0)
 	if err := ptrace.Resume(t.tid, ptrace.Syscall, sig); err != nil {
 		return r.lost(t, err)
 	}

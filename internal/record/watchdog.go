@@ -1,44 +1,52 @@
 package record
 
 import (
-	"fmt"
+	"bytes"
 	"os"
-
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
-// watchdogSignal interrupts a thread that has run user code too long.
+// watchdogSignal interrupts a thread whose timeslice is over.
 const watchdogSignal = int(unix.SIGSTKFLT)
 
-// watchdog notices a thread that runs user code without a system call for
-// longer than the limit while another thread is ready (or a signal waits
-// for it). gorr cannot yet preempt such a thread at an instruction replay
-// could find again (issue 3), so the recording stops with an error
-// instead of hanging. The tracer thread publishes the running task; the
-// watchdog goroutine only reads it and sends a signal.
+// watchdog ends the timeslice of a thread that runs user code without a
+// system call while another thread is ready (after the timeslice) or
+// while a signal waits for it (after the shorter signal slice): it sends
+// watchdogSignal, and the recorder preempts the thread at a point replay
+// can find again (see asyncPoint). The tracer thread publishes the
+// running task; the watchdog goroutine only reads it and sends a signal.
 type watchdog struct {
 	tid     atomic.Int64 // running task, 0 when none
 	since   atomic.Int64 // unix nanoseconds
-	waiting atomic.Bool  // another task is ready or a signal is pending
+	others  atomic.Bool  // another task is ready
+	sigHeld atomic.Bool  // a signal waits for the running task
 	fired   atomic.Int64 // tid the watchdog signalled
 }
 
-func (d *watchdog) running(tid int, waiting bool) {
-	d.waiting.Store(waiting)
+func (d *watchdog) running(tid int, others, sigHeld bool) {
+	d.set(others, sigHeld)
 	d.since.Store(time.Now().UnixNano())
 	d.tid.Store(int64(tid))
 }
 
+func (d *watchdog) set(others, sigHeld bool) {
+	d.others.Store(others)
+	d.sigHeld.Store(sigHeld)
+}
+
 func (d *watchdog) stopped() { d.tid.Store(0) }
 
-func (d *watchdog) watch(limit time.Duration, done <-chan struct{}) {
-	tick := time.NewTicker(limit / 4)
+func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
+	period := min(slice, sigSlice) / 2
+	period = max(period, 200*time.Microsecond)
+	tick := time.NewTicker(period)
 	defer tick.Stop()
 	for {
 		select {
@@ -47,7 +55,11 @@ func (d *watchdog) watch(limit time.Duration, done <-chan struct{}) {
 		case <-tick.C:
 		}
 		tid := d.tid.Load()
-		if tid == 0 || !d.waiting.Load() || time.Since(time.Unix(0, d.since.Load())) < limit {
+		if tid == 0 || d.fired.Load() == tid {
+			continue
+		}
+		ran := time.Since(time.Unix(0, d.since.Load()))
+		if !(d.others.Load() && ran >= slice || d.sigHeld.Load() && ran >= sigSlice) {
 			continue
 		}
 		d.fired.Store(tid)
@@ -55,23 +67,63 @@ func (d *watchdog) watch(limit time.Duration, done <-chan struct{}) {
 	}
 }
 
+// isOurs tells whether a watchdogSignal stop was sent by gorr.
+func isOurs(si *ptrace.SigInfo) bool {
+	return si.Code() == -6 /* SI_TKILL */ && int(int32(le32(si[16:]))) == os.Getpid()
+}
+
 // onWatchdog handles a stop for watchdogSignal: if gorr sent it, it is
-// dropped, and the recording fails if the thread is still over its limit.
-// The tracee's own SIGSTKFLT is left to the ordinary signal path.
+// dropped and, if the timeslice of the thread is still over, the thread
+// is preempted. The tracee's own SIGSTKFLT is left to the ordinary
+// signal path.
 func (r *recorder) onWatchdog(t *task) (bool, error) {
 	si, err := ptrace.GetSigInfo(t.tid)
-	if err != nil || si.Code() != -6 /* SI_TKILL */ || int(int32(le32(si[16:]))) != os.Getpid() {
+	if err != nil || !isOurs(&si) {
 		return false, nil
 	}
 	t.state = stReady
+	t.at = atSignal
 	t.pendingSig = 0
-	if r.dog.fired.Load() != int64(t.tid) {
-		return true, nil
+	if !r.dog.fired.CompareAndSwap(int64(t.tid), 0) {
+		return true, nil // late: the slice it ended is over already
 	}
-	r.dog.fired.Store(0)
-	return true, fmt.Errorf("thread %d ran for more than %v without a system call while another thread was ready "+
-		"or a signal was waiting for it; gorr cannot yet preempt threads between system calls, "+
-		"so this program (a spin-wait or a long computation racing other threads) cannot be recorded", t.tid, r.opts.MaxSlice)
+	return true, r.preempt(t)
+}
+
+// preempt ends t's timeslice: t moves on to a recorded point (or to an
+// event of its own), the scheduler gives the next ready thread its turn,
+// and a signal t held is delivered there.
+func (r *recorder) preempt(t *task) error {
+	regs, err := ptrace.GetRegs(t.tid)
+	if err != nil {
+		return r.lost(t, err)
+	}
+	if !r.atLastEvent(t, &regs) {
+		res, err := r.asyncPoint(t)
+		if err != nil {
+			return err
+		}
+		switch res {
+		case pointHandled:
+			return nil
+		case pointAtEvent:
+			// It switches at that event; others go first after it.
+			r.sched.Preempted()
+			return r.resumeUser(t)
+		}
+	}
+	r.sched.Preempted()
+	return r.deliverHeld(t)
+}
+
+// atLastEvent tells whether t still stands where its last system call
+// left it (it ran no instruction since).
+func (r *recorder) atLastEvent(t *task, regs *trace.Regs) bool {
+	if *regs != t.lastRegs {
+		return false
+	}
+	var code [2]byte
+	return t.mem.ReadMem(regs[ptrace.RIP]-2, code[:]) == nil && bytes.Equal(code[:], []byte{0x0f, 0x05})
 }
 
 func le32(b []byte) uint32 {

@@ -105,6 +105,7 @@ type replayer struct {
 	// executables of the processes, by recorded pid (for debugging a fork)
 	procExe, procExeName map[int32]string
 	procAuxv             map[int32][]byte
+	point                *pointSearch // the run towards a preemption point under way
 }
 
 // Replay runs the whole trace without a debugger.
@@ -235,6 +236,8 @@ func (rp *replayer) step(ev *trace.Event) error {
 		return rp.instruction(ev)
 	case trace.KindExit:
 		return rp.exit(ev)
+	case trace.KindSched:
+		return rp.preempt(ev)
 	}
 	return rp.diverge(ev, fmt.Sprintf("unknown event kind %d", ev.Kind))
 }
@@ -329,6 +332,21 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 		st, err := rp.waitStop(t, mode)
 		if err != nil {
 			return st, err
+		}
+		if rp.point != nil && st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGTRAP) {
+			found, resumed, err := rp.pointTrap(t, mode, stepping)
+			if err != nil {
+				return st, err
+			}
+			if found {
+				if stepping {
+					rp.dbg.stepping = t.rec // the step ends at the point
+				}
+				return st, nil
+			}
+			if resumed {
+				continue
+			}
 		}
 		if rp.dbg != nil && st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGTRAP) {
 			again, err := rp.debugTrap(t, mode, &stepping)

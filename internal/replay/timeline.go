@@ -125,6 +125,10 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 		}
 		pos := rp.arrive(t.rec, r[ptrace.RIP])
 		stop = rp.onArrival(t, pos, false)
+	case *stepping && si.Code() == 2 && rp.inPad(r[ptrace.RIP]):
+		// Inside the pad that looks for a preemption point: not an
+		// instruction of the program.
+		return true, ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
 	case *stepping && si.Code() == 2: // TRAP_TRACE
 		*stepping = false
 		pos := rp.arrive(t.rec, r[ptrace.RIP])
@@ -573,7 +577,7 @@ func sameRegs(a, b *trace.Regs) bool { return len(compareRegs(a, b)) == 0 }
 // opposed to applying what the kernel did).
 func userCodeEvent(ev *trace.Event) bool {
 	switch ev.Kind {
-	case trace.KindSyscallEntry, trace.KindSignal, trace.KindInstruction:
+	case trace.KindSyscallEntry, trace.KindSignal, trace.KindInstruction, trace.KindSched:
 		return true
 	}
 	return false

@@ -1,0 +1,195 @@
+package record
+
+import (
+	"fmt"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/asyncpoint"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// Limits of the search for a point.
+const (
+	maxLearnSteps = 20000 // single steps (about 10 µs each)
+	maxWords      = 16    // memory words in a point's identity
+	fxCompareLen  = 416   // FXSAVE bytes up to the end of xmm15
+)
+
+// pointResult says how the search for a point ended.
+type pointResult int
+
+const (
+	pointTaken   pointResult = iota // the thread is stopped at a recorded point
+	pointAtEvent                    // the thread is about to stop at an event by itself
+	pointHandled                    // a stop of its own (fault, exit) was handled instead
+)
+
+// asyncPoint moves t, stopped at an arbitrary instruction of user code,
+// to a point replay can find again and records it (a KindSched event).
+//
+// Single steps run t through its current loop until an instruction
+// repeats; one iteration of that loop is then known: its instructions
+// and the memory words they touch. The point is taken at an instruction
+// of that iteration where replay can plant a jump (a site, see
+// asyncpoint.ChooseSite) when t next arrives there. Its identity is the
+// full register file, the values of the touched memory words (in a loop
+// whose registers repeat, a counter in memory tells iterations apart),
+// the SSE registers and a checksum of writable memory.
+func (r *recorder) asyncPoint(t *task) (pointResult, error) {
+	var run []asyncpoint.Insn
+	seen := map[uint64]int{}
+	words := map[uint64]int{} // word -> last step that touched it
+	var site uint64
+	siteLen := 0
+	code := make([]byte, 16)
+	for step := 0; ; step++ {
+		regs, err := ptrace.GetRegs(t.tid)
+		if err != nil {
+			return pointHandled, r.lost(t, err)
+		}
+		pc := regs[ptrace.RIP]
+		if site != 0 && pc == site || step == maxLearnSteps {
+			if site == 0 {
+				// No loop found: take the point here, found in replay
+				// by a breakpoint that checks every arrival.
+				siteLen = 0
+			}
+			return pointTaken, r.emitPoint(t, &regs, siteLen, words, step)
+		}
+		n := t.mem.ReadPartial(pc, code)
+		in, ok := asyncpoint.Decode(code[:n], pc, &regs)
+		if !ok || in.Event {
+			// A system call or a trapped instruction comes next: that
+			// event is a switching point already.
+			return pointAtEvent, nil
+		}
+		for _, w := range in.Accesses {
+			words[w] = step
+		}
+		if first, ok := seen[pc]; ok && site == 0 {
+			if s, l, ok := asyncpoint.ChooseSite(run[first:], asyncpoint.Targets(run), t.lastRegs[ptrace.RIP]); ok {
+				site, siteLen = s, l
+				if pc == site {
+					return pointTaken, r.emitPoint(t, &regs, siteLen, words, step)
+				}
+			}
+		}
+		if _, ok := seen[pc]; !ok {
+			seen[pc] = len(run)
+		}
+		run = append(run, in)
+		if res, err := r.singleStep(t); res != pointTaken || err != nil {
+			return res, err
+		}
+	}
+}
+
+// singleStep executes one instruction of t. Asynchronous signals that
+// arrive meanwhile are held for later; anything else (a fault, an exit)
+// is handled as usual and ends the search.
+func (r *recorder) singleStep(t *task) (pointResult, error) {
+	sig := 0
+	for {
+		if err := ptrace.Resume(t.tid, ptrace.Step, sig); err != nil {
+			return pointHandled, r.lost(t, err)
+		}
+		st, _, err := ptrace.Wait(t.tid, false)
+		if err != nil {
+			return pointHandled, err
+		}
+		if st.Kind == ptrace.StopSignal {
+			si, err := ptrace.GetSigInfo(t.tid)
+			if err == nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 2 /* TRAP_TRACE */ {
+				return pointTaken, nil
+			}
+			if err == nil && st.Signal == watchdogSignal && isOurs(&si) {
+				continue // a late timeslice signal
+			}
+			if err == nil && !synchronous(&si) {
+				if saved, ok := t.reraised[st.Signal]; ok {
+					delete(t.reraised, st.Signal)
+					si = saved
+				}
+				t.deferred = append(t.deferred, si)
+				continue
+			}
+		}
+		return pointHandled, r.handle(st)
+	}
+}
+
+// emitPoint records t's point: registers, up to maxWords of the memory
+// words touched most recently, SSE state and a memory checksum.
+func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[uint64]int, step int) error {
+	ev := &trace.Event{Kind: trace.KindSched, Tid: int32(t.tid), Regs: regs, Flags: uint64(siteLen), Result: int64(t.sc)}
+	for len(words) > 0 && len(ev.Mem) < maxWords {
+		best, bestStep := uint64(0), -1
+		for w, s := range words {
+			if s > bestStep || s == bestStep && w < best {
+				best, bestStep = w, s
+			}
+		}
+		delete(words, best)
+		buf := make([]byte, 8)
+		if t.mem.ReadMem(best, buf) == nil {
+			ev.Mem = append(ev.Mem, trace.MemWrite{Addr: best, Data: buf})
+		}
+	}
+	if xs, err := ptrace.GetXState(t.tid, r.xsaveSize); err == nil && len(xs) >= fxCompareLen {
+		ev.XState = xs[:fxCompareLen]
+	}
+	t0 := time.Now()
+	if !r.kernelMayWrite(t) {
+		sum, err := tracee.Checksum(t.tid, t.mem)
+		if err != nil {
+			return fmt.Errorf("tid %d: checksum at a preemption point: %w", t.tid, err)
+		}
+		ev.Checksum = sum
+	}
+	r.logf("tid %d: point at 0x%x after %d steps (site %d bytes, %d words, checksum %v)", t.tid, regs[ptrace.RIP], step, siteLen, len(ev.Mem), time.Since(t0))
+	if err := r.emit(ev); err != nil {
+		return err
+	}
+	t.lastRegs = *regs
+	t.state = stReady
+	t.at = atSignal
+	t.pendingSig = 0
+	r.points++
+	return nil
+}
+
+// deliverHeld delivers the first signal t holds, at the point where t
+// stands (a recorded event), with its original siginfo.
+func (r *recorder) deliverHeld(t *task) error {
+	if len(t.deferred) == 0 {
+		return nil
+	}
+	si := t.deferred[0]
+	t.deferred = t.deferred[1:]
+	if err := ptrace.SetSigInfo(t.tid, &si); err != nil {
+		return r.lost(t, err)
+	}
+	regs, err := ptrace.GetRegs(t.tid)
+	if err != nil {
+		return r.lost(t, err)
+	}
+	return r.deliver(t, si.Signo(), &si, &regs)
+}
+
+// kernelMayWrite tells whether another thread of t's process is inside
+// a system call: the kernel may write its results (or clear a tid at
+// exit) into memory at any moment, while replay writes them at that
+// thread's event, so a memory checksum taken now is not reproducible.
+func (r *recorder) kernelMayWrite(t *task) bool {
+	tgid := tracee.Tgid(t.tid)
+	for _, o := range r.tasks {
+		if o != t && o.state == stKernel && tracee.Tgid(o.tid) == tgid {
+			return true
+		}
+	}
+	return false
+}

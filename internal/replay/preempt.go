@@ -1,0 +1,355 @@
+package replay
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/asyncpoint"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// pointDeadline bounds the search for one preemption point in an
+// autopilot replay: a thread that diverged could otherwise loop forever.
+const pointDeadline = 60 * time.Second
+
+// pointSearch is the state of a run towards a preemption point (a
+// KindSched event): the task, the event and either a pad or a plain
+// breakpoint at the site.
+type pointSearch struct {
+	ev        *trace.Event
+	t         *rtask
+	pad       *asyncpoint.Pad
+	site      uint64
+	orig      byte // the byte under our own breakpoint (no pad)
+	ownBp     bool // our breakpoint is planted (no pad)
+	dbgBp     bool // a debugger breakpoint is (also) at the site
+	padOrig   []byte // the site's bytes under the pad's jump
+	words     []asyncpoint.Word
+	found     bool
+	arrivals  int      // arrivals examined by the tracer
+	lastDiffs []string // why the last examined arrival was not the point
+}
+
+// preempt replays a KindSched event: task Tid runs until it reaches the
+// recorded point (same instruction, registers, identity memory words,
+// SSE registers and memory checksum) and stops there.
+func (rp *replayer) preempt(ev *trace.Event) error {
+	t, err := rp.task(ev)
+	if err != nil {
+		return err
+	}
+	if ev.Regs == nil {
+		return rp.diverge(ev, "preemption point without registers")
+	}
+	if err := rp.resume(t, -1); err != nil {
+		return err
+	}
+	ps := &pointSearch{ev: ev, t: t, site: ev.Regs[ptrace.RIP]}
+	for _, m := range ev.Mem {
+		if len(m.Data) == 8 {
+			ps.words = append(ps.words, asyncpoint.Word{Addr: m.Addr, Value: binary.LittleEndian.Uint64(m.Data)})
+		}
+	}
+	cur, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return err
+	}
+	if cur[ptrace.RIP] == ps.site && len(rp.pointDiffs(ps, &cur)) == 0 {
+		// A pure spin preempted twice in the same state: it is there.
+		return nil
+	}
+	n := int(ev.Flags & 0xff)
+	resumesInside := cur[ptrace.RIP] > ps.site && cur[ptrace.RIP] < ps.site+uint64(n)
+	if n >= asyncpoint.JumpLen && !resumesInside && !rp.debugBpIn(t, ps.site, uint64(n)) {
+		if ps.pad, ps.padOrig, err = rp.installPad(t, ev, n, ps.words); err != nil {
+			rp.logf("event %d: no pad at 0x%x (%v); checking every arrival", rp.n, ps.site, err)
+			ps.pad = nil
+		}
+	}
+	if ps.pad == nil {
+		if err := rp.plantPointBp(ps); err != nil {
+			return err
+		}
+	}
+	var timedOut atomic.Bool
+	if rp.dbg == nil {
+		timer := time.AfterFunc(pointDeadline, func() {
+			timedOut.Store(true)
+			_ = unix.Tgkill(tracee.Tgid(t.real), t.real, unix.SIGKILL)
+		})
+		defer timer.Stop()
+	}
+	rp.point = ps
+	_, err = rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(unix.SIGTRAP))
+	rp.point = nil
+	cleanup := rp.removePoint(ps)
+	if err == nil && !ps.found {
+		err = rp.diverge(ev, fmt.Sprintf("unexpected SIGTRAP while looking for the preemption point at 0x%x", ps.site))
+	}
+	if err != nil {
+		r := ev.Regs
+		ps.lastDiffs = append(ps.lastDiffs, fmt.Sprintf("looked for rip 0x%x rsp 0x%x rax 0x%x rcx 0x%x rdx 0x%x rdi 0x%x rsi 0x%x and %d memory words",
+			r[ptrace.RIP], r[ptrace.RSP], r[ptrace.RAX], r[ptrace.RCX], r[ptrace.RDX], r[ptrace.RDI], r[ptrace.RSI], len(ps.words)))
+		var de *DivergenceError
+		if timedOut.Load() {
+			err = rp.diverge(ev, fmt.Sprintf("thread did not reach its preemption point at 0x%x within %v", ps.site, pointDeadline), ps.lastDiffs...)
+		} else if errors.As(err, &de) {
+			de.What = fmt.Sprintf("thread did not reach its preemption point at 0x%x (%d arrivals there were not it): %s", ps.site, ps.arrivals, de.What)
+			de.Diffs = append(de.Diffs, ps.lastDiffs...)
+		}
+		return err
+	}
+	return cleanup
+}
+
+// logf writes to the replay's verbose log.
+func (rp *replayer) logf(format string, args ...any) {
+	if rp.opts.Log != nil {
+		fmt.Fprintf(rp.opts.Log, "gorr: "+format+"\n", args...)
+	}
+}
+
+// debugBpIn tells whether a debugger breakpoint lies in [addr, addr+n)
+// of t's address space.
+func (rp *replayer) debugBpIn(t *rtask, addr, n uint64) bool {
+	if rp.dbg == nil || t.proc != rp.debugProc() {
+		return false
+	}
+	for a := range rp.dbg.bps {
+		if a >= addr && a < addr+n {
+			return true
+		}
+	}
+	return false
+}
+
+// installPad maps a page near the site, writes the pad there and the
+// jump over the site.
+func (rp *replayer) installPad(t *rtask, ev *trace.Event, n int, words []asyncpoint.Word) (*asyncpoint.Pad, []byte, error) {
+	site := ev.Regs[ptrace.RIP]
+	orig := make([]byte, n)
+	if err := t.mem.ReadMem(site, orig); err != nil {
+		return nil, nil, err
+	}
+	maps, err := tracee.Maps(t.real)
+	if err != nil {
+		return nil, nil, err
+	}
+	at := tracee.FindGapNear(site, asyncpoint.PadSize, 1<<30, maps)
+	if at == 0 {
+		return nil, nil, errors.New("no free address within 1 GiB")
+	}
+	sc := uint64(ev.Result)
+	var insn [2]byte
+	if sc == 0 || t.mem.ReadMem(sc, insn[:]) != nil || insn != [2]byte{0x0f, 0x05} {
+		return nil, nil, fmt.Errorf("no syscall instruction at 0x%x to map the pad with", sc)
+	}
+	got, err := tracee.MustInject(t.real, sc, unix.SYS_MMAP, at, asyncpoint.PadSize,
+		unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	if uint64(got) != at {
+		return nil, nil, fmt.Errorf("pad mapped at 0x%x, wanted 0x%x", got, at)
+	}
+	pad, err := asyncpoint.Build(at, site, orig, ev.Regs, words)
+	if err == nil {
+		err = t.mem.WriteMem(at, pad.Code)
+	}
+	if err == nil {
+		err = t.mem.WriteMem(site, pad.Jump)
+	}
+	if err != nil {
+		_, _ = tracee.MustInject(t.real, sc, unix.SYS_MUNMAP, at, asyncpoint.PadSize)
+		_ = t.mem.WriteMem(site, orig)
+		return nil, nil, err
+	}
+	return pad, orig, nil
+}
+
+// plantPointBp puts a breakpoint on the site (when no pad can be used):
+// every arrival there is examined by the tracer.
+func (rp *replayer) plantPointBp(ps *pointSearch) error {
+	t := ps.t
+	if rp.dbg != nil && t.proc == rp.debugProc() {
+		if _, ok := rp.dbg.bps[ps.site]; ok {
+			ps.dbgBp = true
+			return nil
+		}
+	}
+	var b [1]byte
+	if err := t.mem.ReadMem(ps.site, b[:]); err != nil {
+		return fmt.Errorf("preemption point at 0x%x: %w", ps.site, err)
+	}
+	ps.orig, ps.ownBp = b[0], true
+	return t.mem.WriteMem(ps.site, []byte{0xcc})
+}
+
+// removePoint takes the pad or breakpoint away.
+func (rp *replayer) removePoint(ps *pointSearch) error {
+	t := ps.t
+	if t.gone {
+		return nil
+	}
+	if ps.ownBp {
+		ps.ownBp = false
+		return t.mem.WriteMem(ps.site, []byte{ps.orig})
+	}
+	if ps.pad == nil {
+		return nil
+	}
+	pad := ps.pad
+	ps.pad = nil
+	if err := t.mem.WriteMem(pad.Site, ps.padOrig); err != nil {
+		return err
+	}
+	if _, err := tracee.MustInject(t.real, uint64(ps.ev.Result), unix.SYS_MUNMAP, pad.Addr, asyncpoint.PadSize); err != nil {
+		return fmt.Errorf("remove pad: %w", err)
+	}
+	return nil
+}
+
+// pointTrap examines a SIGTRAP of the task searching for its point. It
+// returns found when the task stands at the point (registers set as
+// they were there), resumed when it let the task run on, and neither
+// for a trap that is not the search's.
+func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed bool, err error) {
+	ps := rp.point
+	if ps == nil || ps.t != t {
+		return false, false, nil
+	}
+	regs, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return false, false, err
+	}
+	at := regs[ptrace.RIP] - 1
+	switch {
+	case ps.pad != nil && at == ps.pad.Trap:
+		slots := make([]byte, asyncpoint.SlotsLen)
+		if err := t.mem.ReadMem(ps.pad.SlotsAddr(), slots); err != nil {
+			return false, false, err
+		}
+		eff := ps.pad.Effective(regs, slots)
+		ps.arrivals++
+		if ps.lastDiffs = rp.pointDiffs(ps, &eff); len(ps.lastDiffs) == 0 {
+			ps.found = true
+			return true, false, ptrace.SetRegs(t.real, &eff)
+		}
+		regs[ptrace.RIP] = ps.pad.Miss
+		if err := ptrace.SetRegs(t.real, &regs); err != nil {
+			return false, false, err
+		}
+		if stepping {
+			return false, true, ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+		}
+		return false, true, ptrace.Resume(t.real, mode, 0)
+	case ps.pad == nil && at == ps.site:
+		eff := regs
+		eff[ptrace.RIP] = ps.site
+		ps.arrivals++
+		if ps.lastDiffs = rp.pointDiffs(ps, &eff); len(ps.lastDiffs) == 0 {
+			ps.found = true
+			return true, false, ptrace.SetRegs(t.real, &eff)
+		}
+		if ps.dbgBp {
+			return false, false, nil // the debugger's breakpoint: its arrival
+		}
+		// Execute the instruction under our breakpoint, then plant it again.
+		if err := ptrace.SetRegs(t.real, &eff); err != nil {
+			return false, false, err
+		}
+		if err := t.mem.WriteMem(ps.site, []byte{ps.orig}); err != nil {
+			return false, false, err
+		}
+		if err := ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0); err != nil {
+			return false, false, err
+		}
+		st, err := rp.waitStop(t, mode)
+		if err != nil {
+			return false, false, err
+		}
+		if err := t.mem.WriteMem(ps.site, []byte{0xcc}); err != nil {
+			return false, false, err
+		}
+		if st.Kind != ptrace.StopSignal || st.Signal != int(unix.SIGTRAP) {
+			return false, false, rp.diverge(ps.ev, fmt.Sprintf("stepping over 0x%x while looking for a preemption point gave %v", ps.site, st))
+		}
+		if stepping {
+			return false, false, nil // the step is done: let the debugger see it
+		}
+		return false, true, ptrace.Resume(t.real, mode, 0)
+	}
+	return false, false, nil
+}
+
+// inPad tells whether rip is inside the pad of the current search (a
+// debugger's single steps pass through it without stopping).
+func (rp *replayer) inPad(rip uint64) bool {
+	ps := rp.point
+	return ps != nil && ps.pad != nil && rip >= ps.pad.Addr && rip < ps.pad.Addr+asyncpoint.PadSize
+}
+
+// pointDiffs compares the task's state (registers r) with the point's
+// identity and returns what differs.
+func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
+	ev, t := ps.ev, ps.t
+	d := compareRegs(ev.Regs, r)
+	if len(d) > 0 {
+		return d
+	}
+	var buf [8]byte
+	for _, w := range ps.words {
+		if t.mem.ReadMem(w.Addr, buf[:]) != nil {
+			return []string{fmt.Sprintf("memory at 0x%x unreadable", w.Addr)}
+		}
+		if v := binary.LittleEndian.Uint64(buf[:]); v != w.Value {
+			return []string{fmt.Sprintf("memory at 0x%x: recorded 0x%x, replay 0x%x", w.Addr, w.Value, v)}
+		}
+	}
+	if len(ev.XState) >= 416 {
+		if xs, err := ptrace.GetXState(t.real, 8192); err == nil && len(xs) >= 416 {
+			// MXCSR and xmm0-15 (x87 state and the last-instruction
+			// pointers are left out).
+			if !bytes.Equal(xs[24:28], ev.XState[24:28]) || !bytes.Equal(xs[160:416], ev.XState[160:416]) {
+				return []string{"SSE registers differ"}
+			}
+		}
+	}
+	if ev.Checksum != 0 {
+		var lo, hi uint64
+		if ps.pad != nil {
+			lo, hi = ps.pad.Addr, ps.pad.Addr+asyncpoint.PadSize
+		}
+		sum, err := tracee.ChecksumExcept(t.real, t.mem, lo, hi)
+		if err != nil {
+			return []string{"memory checksum: " + err.Error()}
+		}
+		if ps.pad != nil && sum != ev.Checksum {
+			// The jump over the site is not part of the recorded memory.
+			sum = rp.checksumWithOrig(ps, lo, hi)
+		}
+		if sum != ev.Checksum {
+			return []string{fmt.Sprintf("memory checksum: recorded 0x%x, replay 0x%x", ev.Checksum, sum)}
+		}
+	}
+	return nil
+}
+
+// checksumWithOrig computes the checksum with the site's original bytes
+// in place of the jump (only writable mappings are summed, so this
+// matters only for code in writable memory).
+func (rp *replayer) checksumWithOrig(ps *pointSearch, lo, hi uint64) uint64 {
+	t := ps.t
+	_ = t.mem.WriteMem(ps.pad.Site, ps.padOrig)
+	sum, _ := tracee.ChecksumExcept(t.real, t.mem, lo, hi)
+	_ = t.mem.WriteMem(ps.pad.Site, ps.pad.Jump)
+	return sum
+}
