@@ -32,6 +32,99 @@ var workloads = []struct {
 	{"process-heavy", setupProcessHeavy},
 	{"multi-threaded", setupMultiThreaded},
 	{"go-program", setupGoProgram},
+	{"compute-threads", setupComputeThreads},
+	{"spin-counter", setupSpinCounter},
+}
+
+const computeThreadsC = `#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Four threads compute with no system call; each must be preempted for
+   the others to progress when threads run one at a time. */
+static void *work(void *arg) {
+	uint64_t x = (uintptr_t)arg * 0x9E3779B97F4A7C15ULL + 1, sum = 0;
+	for (long i = 0; i < 40000000L; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		sum += x;
+	}
+	return (void *)(uintptr_t)sum;
+}
+
+int main(void) {
+	pthread_t t[4];
+	for (long i = 0; i < 4; i++) pthread_create(&t[i], 0, work, (void *)(i + 1));
+	uint64_t all = 0;
+	for (int i = 0; i < 4; i++) {
+		void *r;
+		pthread_join(t[i], &r);
+		all ^= (uintptr_t)r;
+	}
+	printf("%016llx\n", (unsigned long long)all);
+	return 0;
+}
+`
+
+// setupComputeThreads compiles four threads that compute without system
+// calls (preemption by timeslice).
+func setupComputeThreads(dir string) (*workload, error) {
+	exe, err := compileC(dir, "threads.c", computeThreadsC)
+	if err != nil {
+		return nil, err
+	}
+	return &workload{
+		name: "compute-threads",
+		desc: "4 pthreads each running a 4e7-iteration xorshift loop with no system call (gcc -O2)",
+		dir:  dir,
+		argv: []string{exe},
+	}, nil
+}
+
+const spinCounterC = `#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* A thread spins on a flag, counting iterations in memory (its registers
+   repeat on every iteration), while main computes and then sets the flag. */
+static atomic_int flag;
+static atomic_long spins;
+static void *spin(void *a) {
+	while (!atomic_load(&flag)) atomic_fetch_add(&spins, 1);
+	return a;
+}
+
+int main(void) {
+	pthread_t t;
+	pthread_create(&t, 0, spin, 0);
+	uint64_t x = 88172645463325252ULL, sum = 0;
+	for (long i = 0; i < 100000000L; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		sum += x;
+	}
+	atomic_store(&flag, 1);
+	pthread_join(t, 0);
+	printf("%016llx %s\n", (unsigned long long)sum, atomic_load(&spins) > 0 ? "spun" : "no spin");
+	return 0;
+}
+`
+
+// setupSpinCounter compiles a spin-wait on a flag beside a computation.
+func setupSpinCounter(dir string) (*workload, error) {
+	exe, err := compileC(dir, "spin.c", spinCounterC)
+	if err != nil {
+		return nil, err
+	}
+	return &workload{
+		name: "spin-counter",
+		desc: "a thread spins on an atomic flag with lock add on a counter while main runs a 1e8-iteration loop, then sets the flag (gcc -O2)",
+		dir:  dir,
+		argv: []string{exe},
+	}, nil
 }
 
 // setupSyscallHeavy generates a tree of 2000 files of 1-8 KiB in 40
