@@ -28,9 +28,9 @@ type pointSearch struct {
 	t         *rtask
 	pad       *asyncpoint.Pad
 	site      uint64
-	orig      byte // the byte under our own breakpoint (no pad)
-	ownBp     bool // our breakpoint is planted (no pad)
-	dbgBp     bool // a debugger breakpoint is (also) at the site
+	orig      byte   // the byte under our own breakpoint (no pad)
+	ownBp     bool   // our breakpoint is planted (no pad)
+	dbgBp     bool   // a debugger breakpoint is (also) at the site
 	padOrig   []byte // the site's bytes under the pad's jump
 	words     []asyncpoint.Word
 	found     bool
