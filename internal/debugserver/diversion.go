@@ -162,8 +162,12 @@ func (s *Server) writeMemory(addr uint64, data []byte) []byte {
 	if len(data) == 0 {
 		return gdbrsp.Ok() // gdb's probe for X
 	}
-	if cur, err := s.sess.ReadMem(addr, len(data)); err == nil && string(cur) == string(data) {
+	cur, err := s.sess.ReadMem(addr, len(data))
+	if err == nil && string(cur) == string(data) {
 		return gdbrsp.Ok()
+	}
+	if (err != nil || len(cur) < len(data)) && !s.div.on {
+		return gdbrsp.Error(1) // not mapped: no diversion for that
 	}
 	if !s.writeDiverted(s.gThread) {
 		return gdbrsp.Error(1)
