@@ -268,6 +268,7 @@ func (s *Session) do(fn func()) error {
 }
 
 func (s *Session) resume(c command) (DebugStop, error) {
+	s.EndDiversion() // replay resumes only once a diversion is over
 	if s.cur == nil {
 		return DebugStop{Kind: StopEnd}, io.EOF
 	}

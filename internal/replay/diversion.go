@@ -300,7 +300,7 @@ func (d *diversion) kill() {
 	}
 }
 
-// divRegs returns the copy's registers and FXSAVE area.
+// regs returns the copy's registers and FXSAVE area.
 func (d *diversion) regs() (trace.Regs, []byte, error) {
 	regs, err := ptrace.GetRegs(d.pid)
 	if err != nil {
