@@ -17,6 +17,7 @@ import (
 
 // gdbInit defines rr's gdb commands on top of the qRRCmd packet.
 const gdbInit = `set pagination off
+set unwindonsignal on
 python
 import gdb
 def _gorr_cmd(name, arg=""):

@@ -33,6 +33,7 @@ type Server struct {
 	// restarted: the last request was vRun; gdb (and Delve) follow it
 	// with a continue that must report the restart position itself.
 	restarted bool
+	div       divState // diversion.go
 }
 
 // New prepares a server for a session stopped at first.
@@ -105,7 +106,7 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 	case gdbrsp.QSupported:
 		return gdbrsp.SupportedReply([]string{"PacketSize=10000", "QStartNoAckMode+", "qXfer:features:read+",
 			"qXfer:auxv:read+", "qXfer:exec-file:read+", "multiprocess+", "swbreak+", "vContSupported+",
-			"QThreadSuffixSupported+", "ReverseContinue+", "ReverseStep+"}), false
+			"QThreadSuffixSupported+", "ReverseContinue+", "ReverseStep+", "qXfer:siginfo:read+", "qXfer:siginfo:write+"}), false
 	case gdbrsp.StartNoAckMode:
 		s.conn.WritePacket(gdbrsp.Ok())
 		s.conn.SetNoAck(true)
@@ -121,7 +122,15 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 	case gdbrsp.QueryStopReason:
 		return s.stopReply(), false
 	case gdbrsp.XferRead:
+		if p.Object == "siginfo" && p.Annex == "" {
+			return s.siginfo(p), false
+		}
 		return s.xfer(p), false
+	case gdbrsp.XferWrite:
+		if p.Object == "siginfo" && p.Annex == "" {
+			return s.siginfoWrite(p), false
+		}
+		return nil2(), false
 	case gdbrsp.SetThread:
 		if p.Op == 'g' && p.Thread.Tid > 0 {
 			s.gThread = int32(p.Thread.Tid)
@@ -165,19 +174,14 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 		}
 		return gdbrsp.BinaryMemoryReply(b), false
 	case gdbrsp.WriteRegister:
-		// gdb writes orig_rax = -1 when it starts a program (so that no
-		// system call restarts); that changes nothing a replay shows.
-		// Writing a register its current value is also harmless.
-		if p.Reg == 57 {
-			return gdbrsp.Ok(), false
-		}
-		if cur := s.readRegs(s.pick(p.Thread), int(p.Reg)); string(cur) == string(gdbrsp.EncodeHex(p.Value)) {
-			return gdbrsp.Ok(), false
-		}
-		return gdbrsp.Error(1), false
-	case gdbrsp.WriteRegisters, gdbrsp.WriteMemory, gdbrsp.WriteMemoryBinary:
-		// A recording cannot be changed (diversions are not implemented).
-		return gdbrsp.Error(1), false
+		// Writes that change something start a diversion (diversion.go).
+		return s.writeRegister(p), false
+	case gdbrsp.WriteRegisters:
+		return s.writeRegisters(p), false
+	case gdbrsp.WriteMemory:
+		return s.writeMemory(p.Addr, p.Data), false
+	case gdbrsp.WriteMemoryBinary:
+		return s.writeMemory(p.Addr, p.Data), false
 	case gdbrsp.Breakpoint:
 		switch p.Type {
 		case gdbrsp.SoftwareBreakpoint, gdbrsp.HardwareBreakpoint:
@@ -206,26 +210,45 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 	case gdbrsp.VContQuery:
 		return []byte("vCont;c;C;s;S"), false
 	case gdbrsp.VCont:
+		if r, ok := s.divResume(vcontSignal(p)); ok {
+			return r, false
+		}
 		return s.vcont(p), false
 	case gdbrsp.Continue:
+		if r, ok := s.divResume(false, p.Signal); ok {
+			return r, false
+		}
 		return s.resume(false, 0), false
 	case gdbrsp.Step:
+		if r, ok := s.divResume(true, p.Signal); ok {
+			return r, false
+		}
 		return s.resume(true, s.stop.Tid), false
 	case gdbrsp.ReverseContinue:
+		if r, ok := s.divReverse(); ok {
+			return r, false
+		}
 		return s.reverse(s.sess.ReverseContinue()), false
 	case gdbrsp.ReverseStep:
+		if r, ok := s.divReverse(); ok {
+			return r, false
+		}
 		return s.reverse(s.sess.ReverseStep()), false
 	case gdbrsp.VRun:
+		s.endDiversion()
 		return s.vrun(p), false
 	case gdbrsp.RRCmd:
 		return s.rrcmd(p), false
 	case gdbrsp.Detach:
+		s.endDiversion()
 		return gdbrsp.Ok(), true
 	case gdbrsp.VKill:
 		// gdb's "run"/"restart" kill before vRun: the recording lives on.
+		s.endDiversion()
 		s.exited = true
 		return gdbrsp.Ok(), false
 	case gdbrsp.Kill:
+		s.endDiversion()
 		s.sess.Close()
 		return nil, true
 	}

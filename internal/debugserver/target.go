@@ -196,3 +196,79 @@ func fullTag(abridged byte) uint32 {
 	}
 	return tag
 }
+
+// regSize is the size in bytes of register n in the g/G block.
+func regSize(n int) int {
+	switch {
+	case n < 17:
+		return 8
+	case n < 24:
+		return 4
+	case n < 32:
+		return 10
+	case n < 40:
+		return 4
+	case n < 56:
+		return 16
+	case n == 56:
+		return 4
+	case n < numRegs:
+		return 8
+	}
+	return 0
+}
+
+// setRegBytes stores v (target byte order, regSize(n) bytes) into
+// register n of the general registers r or the FXSAVE area fx; the
+// inverse of regBytes. fiseg and foseg (35, 37) are not kept by FXSAVE
+// in 64-bit mode and are ignored.
+func setRegBytes(n int, r *trace.Regs, fx []byte, v []byte) bool {
+	if len(v) != regSize(n) || len(v) == 0 {
+		return false
+	}
+	le := binary.LittleEndian
+	switch {
+	case n < 17:
+		r[gdbToUser[n]] = le.Uint64(v)
+	case n < 24:
+		r[gdbToUser[n]] = uint64(le.Uint32(v))
+	case n < 32:
+		copy(fx[32+16*(n-24):], v)
+	case n == 32:
+		le.PutUint16(fx[0:], uint16(le.Uint32(v)))
+	case n == 33:
+		le.PutUint16(fx[2:], uint16(le.Uint32(v)))
+	case n == 34:
+		fx[4] = abridgedTag(le.Uint32(v))
+	case n == 35, n == 37:
+	case n == 36:
+		le.PutUint32(fx[8:], le.Uint32(v))
+	case n == 38:
+		le.PutUint32(fx[16:], le.Uint32(v))
+	case n == 39:
+		le.PutUint16(fx[6:], uint16(le.Uint32(v)))
+	case n < 56:
+		copy(fx[160+16*(n-40):], v)
+	case n == 56:
+		le.PutUint32(fx[24:], le.Uint32(v))
+	case n == 57:
+		r[ptrace.ORIGRAX] = le.Uint64(v)
+	case n == 58:
+		r[ptrace.FSBASE] = le.Uint64(v)
+	case n == 59:
+		r[ptrace.GSBASE] = le.Uint64(v)
+	}
+	return true
+}
+
+// abridgedTag folds the x87 tag word into FXSAVE's tag byte (a register
+// is valid unless its tag is 11, empty).
+func abridgedTag(tag uint32) byte {
+	var b byte
+	for i := 0; i < 8; i++ {
+		if (tag>>(2*i))&3 != 3 {
+			b |= 1 << i
+		}
+	}
+	return b
+}

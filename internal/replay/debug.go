@@ -94,6 +94,9 @@ type Session struct {
 	nckpt   int
 	started bool
 	shown   uint64 // furthest event whose output was reproduced
+
+	// div is the live copy a diversion runs in (diversion.go).
+	div *diversion
 }
 
 // run is one replay goroutine.
@@ -179,6 +182,7 @@ func (s *Session) startRun(g *goal) (DebugStop, error) {
 }
 
 func (s *Session) closeRun() {
+	s.EndDiversion()
 	if s.cur == nil {
 		return
 	}
@@ -264,6 +268,7 @@ func (s *Session) do(fn func()) error {
 }
 
 func (s *Session) resume(c command) (DebugStop, error) {
+	s.EndDiversion() // replay resumes only once a diversion is over
 	if s.cur == nil {
 		return DebugStop{Kind: StopEnd}, io.EOF
 	}
@@ -305,6 +310,10 @@ func (s *Session) Threads() []int32 {
 func (s *Session) Regs(tid int32) (regs trace.Regs, fx []byte, err error) {
 	err = errors.New("no such thread")
 	_ = s.do(func() {
+		if d := s.div; d != nil && d.tid == tid {
+			regs, fx, err = d.regs()
+			return
+		}
 		t := s.cur.rp.tasks[tid]
 		if t == nil {
 			return
@@ -327,6 +336,10 @@ func (s *Session) ReadMem(addr uint64, n int) ([]byte, error) {
 	var buf []byte
 	err := errors.New("no process")
 	_ = s.do(func() {
+		if s.div != nil {
+			buf, err = s.div.readMem(addr, n)
+			return
+		}
 		t := s.cur.rp.debugTask()
 		if t == nil {
 			return
@@ -354,6 +367,9 @@ func (s *Session) SetBreakpoint(addr uint64) error {
 	_ = s.do(func() {
 		s.cur.rp.dbg.user[addr], s.cur.rp.dbg.ever[addr] = true, true
 		err = s.cur.rp.insertBreakpoint(addr)
+		if d := s.div; d != nil && err == nil {
+			err = d.setBreakpoint(addr) // mirrored into the diversion, as rr does
+		}
 	})
 	return err
 }
@@ -365,6 +381,9 @@ func (s *Session) ClearBreakpoint(addr uint64) error {
 	_ = s.do(func() {
 		delete(s.cur.rp.dbg.user, addr)
 		err = s.cur.rp.removeBreakpoint(addr)
+		if d := s.div; d != nil && err == nil {
+			err = d.clearBreakpoint(addr)
+		}
 	})
 	return err
 }

@@ -1,0 +1,600 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/cpu"
+	"github.com/gorr-debugger/gorr/internal/patch"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// A diversion (rr's name) runs code the debugger asks for, such as gdb's
+// `print f(x)` or Delve's `call`, against a copy of the replayed state:
+// a fork of the stopped thread's process, injected into it, in which the
+// code runs for real (its system calls execute; none comes from the
+// trace). Only the diverted thread exists in the copy. The replayed
+// process is left exactly as it was: when the diversion ends the copy is
+// killed and replay carries on from the same position.
+type diversion struct {
+	tid   int32 // recorded tid the copy stands for
+	pid   int   // real pid of the copy
+	rpid  int32 // recorded pid of its process
+	mem   *tracee.Mem
+	bps   map[uint64]byte // breakpoints planted in the copy -> original byte
+	start trace.Regs      // the thread's registers when the diversion started
+	// denied: the system call being entered is suppressed (-ENOSYS);
+	// fake: its result is emulated (getpid, gettid).
+	denied  bool
+	fake    int64
+	hasFake bool
+	gone    bool
+}
+
+// ErrNoDiversion is returned by writes outside a diversion.
+var ErrNoDiversion = errors.New("a recording cannot be changed outside a diversion")
+
+// Diverted tells whether a diversion is in progress, and for which
+// (recorded) thread.
+func (s *Session) Diverted() (int32, bool) {
+	if s.div == nil {
+		return 0, false
+	}
+	return s.div.tid, true
+}
+
+// StartDiversion forks the process of thread tid (a recorded tid) at the
+// current stop into a live copy that later requests run against: reads,
+// writes, breakpoints, continue and step. The replay does not move.
+func (s *Session) StartDiversion(tid int32) error {
+	if s.div != nil {
+		return nil
+	}
+	err := errors.New("replay session is closed")
+	_ = s.do(func() {
+		var d *diversion
+		d, err = s.cur.rp.divert(tid)
+		if err == nil {
+			d.rpid = s.stop.Pid
+			s.div = d
+		}
+	})
+	return err
+}
+
+// EndDiversion kills the copy; the session is back at its replay stop.
+func (s *Session) EndDiversion() {
+	d := s.div
+	if d == nil {
+		return
+	}
+	s.div = nil
+	if s.cur == nil {
+		return
+	}
+	_ = s.do(func() { d.kill() })
+}
+
+// DiversionRestored tells whether the diverted thread's general registers
+// are again those it had when the diversion started (the debugger put
+// them back after its call).
+func (s *Session) DiversionRestored() bool {
+	d := s.div
+	if d == nil {
+		return true
+	}
+	same := false
+	_ = s.do(func() {
+		r, err := ptrace.GetRegs(d.pid)
+		if err != nil {
+			same = true // nothing left to protect
+			return
+		}
+		a, b := r, d.start
+		a[ptrace.ORIGRAX], b[ptrace.ORIGRAX] = 0, 0
+		same = a == b
+	})
+	return same
+}
+
+// divert makes the live copy of task tid's process.
+func (rp *replayer) divert(tid int32) (*diversion, error) {
+	t := rp.tasks[tid]
+	if t == nil || t.gone {
+		return nil, fmt.Errorf("no thread %d to divert", tid)
+	}
+	saved, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return nil, err
+	}
+	info, err := ptrace.GetSyscallInfo(t.real)
+	if err != nil {
+		return nil, err
+	}
+	// A call that replay runs for real may be pending at its entry stop:
+	// it is skipped for the injection and entered again afterwards.
+	reenter := info.Op == unix.PTRACE_SYSCALL_INFO_ENTRY && t.executing
+	// Borrow the two bytes at the instruction pointer for a `syscall`.
+	at := saved[ptrace.RIP]
+	var orig [2]byte
+	if err := t.mem.ReadMem(at, orig[:]); err != nil {
+		return nil, fmt.Errorf("divert: %w", err)
+	}
+	if err := t.mem.WriteMem(at, []byte{0x0f, 0x05}); err != nil {
+		return nil, fmt.Errorf("divert: %w", err)
+	}
+	child, ferr := forkAt(t.real, at, &saved)
+	werr := t.mem.WriteMem(at, orig[:])
+	rerr := restoreParent(t.real, &saved, reenter)
+	if ferr == nil {
+		ferr = werr
+	}
+	if ferr == nil {
+		ferr = rerr
+	}
+	if ferr != nil {
+		if child > 0 {
+			(&diversion{pid: child}).kill()
+		}
+		return nil, fmt.Errorf("divert: %w", ferr)
+	}
+	d := &diversion{tid: tid, pid: child, bps: map[uint64]byte{}, start: saved}
+	if err := d.setup(at, orig, rp.dbg.bps); err != nil {
+		d.kill()
+		return nil, fmt.Errorf("divert: %w", err)
+	}
+	return d, nil
+}
+
+// forkAt runs clone(CLONE_PARENT|SIGCHLD) in stopped task tid through the
+// `syscall` instruction at at and returns the new process, which the
+// tracer's PTRACE_O_TRACEFORK attached and stopped. Its parent is the
+// replayed process's parent (gorr for the initial process), so the
+// replayed process never sees it exit.
+func forkAt(tid int, at uint64, saved *trace.Regs) (int, error) {
+	r := *saved
+	ptrace.SetSyscallArgs(&r, [6]uint64{unix.CLONE_PARENT | uint64(unix.SIGCHLD), 0, 0, 0, 0, 0})
+	r[ptrace.RAX] = unix.SYS_CLONE
+	r[ptrace.ORIGRAX] = ^uint64(0) // a pending call (SYSEMU or real) is skipped
+	r[ptrace.RIP] = at
+	if err := ptrace.SetRegs(tid, &r); err != nil {
+		return 0, err
+	}
+	child, entered := 0, false
+	for {
+		if err := ptrace.Resume(tid, ptrace.Syscall, 0); err != nil {
+			return child, err
+		}
+		st, _, err := ptrace.Wait(tid, false)
+		if err != nil {
+			return child, err
+		}
+		switch st.Kind {
+		case ptrace.StopExited:
+			return child, tracee.ErrGone
+		case ptrace.StopSyscallEntry:
+			entered = true
+		case ptrace.StopSyscallExit:
+			if !entered {
+				continue // the exit of the call the task was stopped in
+			}
+			out, err := ptrace.GetRegs(tid)
+			if err != nil {
+				return child, err
+			}
+			if res := int64(out[ptrace.RAX]); res < 0 {
+				return child, fmt.Errorf("clone: %w", unix.Errno(-res))
+			} else if child == 0 {
+				child = int(res)
+			}
+			return child, waitInitialStop(child)
+		case ptrace.StopEvent:
+			switch st.Event {
+			case unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_VFORK:
+				m, err := ptrace.EventMsg(tid)
+				if err != nil {
+					return child, err
+				}
+				child = int(m)
+			}
+		}
+		// Signals are not delivered: replay reproduces the recorded ones.
+	}
+}
+
+// waitInitialStop waits for a new traced process's first stop.
+func waitInitialStop(pid int) error {
+	for {
+		st, _, err := ptrace.Wait(pid, false)
+		if err != nil {
+			return err
+		}
+		switch st.Kind {
+		case ptrace.StopExited:
+			return tracee.ErrGone
+		case ptrace.StopSignal:
+			if st.Signal == int(unix.SIGSTOP) {
+				return nil
+			}
+		}
+		if err := ptrace.Resume(pid, ptrace.Cont, 0); err != nil {
+			return err
+		}
+	}
+}
+
+// restoreParent puts the replayed task back as it was: its registers,
+// and, when it was at the entry of a call that runs for real, at that
+// entry again.
+func restoreParent(tid int, saved *trace.Regs, reenter bool) error {
+	if reenter {
+		r := *saved
+		r[ptrace.RIP] -= 2
+		r[ptrace.RAX] = r[ptrace.ORIGRAX]
+		if err := ptrace.SetRegs(tid, &r); err != nil {
+			return err
+		}
+		for {
+			if err := ptrace.Resume(tid, ptrace.Syscall, 0); err != nil {
+				return err
+			}
+			st, _, err := ptrace.Wait(tid, false)
+			if err != nil {
+				return err
+			}
+			if st.Kind == ptrace.StopExited {
+				return tracee.ErrGone
+			}
+			if st.Kind == ptrace.StopSyscallEntry {
+				break
+			}
+		}
+	}
+	return ptrace.SetRegs(tid, saved)
+}
+
+// setup prepares the copy: time stamps and cpuid run natively (replay
+// traps them), the borrowed bytes and the replay's breakpoints are gone,
+// and the registers are the replayed thread's.
+func (d *diversion) setup(at uint64, orig [2]byte, bps map[uint64]byte) error {
+	var err error
+	if d.mem, err = tracee.OpenMem(d.pid); err != nil {
+		return err
+	}
+	_, _, _ = tracee.Inject(d.pid, at, unix.SYS_PRCTL, unix.PR_SET_TSC, unix.PR_TSC_ENABLE)
+	_, _, _ = tracee.Inject(d.pid, at, unix.SYS_ARCH_PRCTL, 0x1012, 1) // ARCH_SET_CPUID
+	if err := d.mem.WriteMem(at, orig[:]); err != nil {
+		return err
+	}
+	for a, b := range bps {
+		if err := d.mem.WriteMem(a, []byte{b}); err != nil {
+			return err
+		}
+	}
+	r := d.start
+	r[ptrace.ORIGRAX] = ^uint64(0) // no system call to restart in the copy
+	return ptrace.SetRegs(d.pid, &r)
+}
+
+// kill ends the copy and reaps it.
+func (d *diversion) kill() {
+	if d.mem != nil {
+		_ = d.mem.Close()
+	}
+	if d.gone {
+		return
+	}
+	d.gone = true
+	_ = unix.Kill(d.pid, unix.SIGKILL)
+	for {
+		st, _, err := ptrace.Wait(d.pid, false)
+		if err != nil || st.Kind == ptrace.StopExited {
+			return
+		}
+		_ = ptrace.Resume(d.pid, ptrace.Cont, 0)
+	}
+}
+
+// regs returns the copy's registers and FXSAVE area.
+func (d *diversion) regs() (trace.Regs, []byte, error) {
+	regs, err := ptrace.GetRegs(d.pid)
+	if err != nil {
+		return regs, nil, err
+	}
+	fx := make([]byte, 512)
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETFPREGS, uintptr(d.pid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
+	if e != 0 {
+		return regs, nil, fmt.Errorf("PTRACE_GETFPREGS: %w", e)
+	}
+	return regs, fx, nil
+}
+
+// WriteRegs replaces the general registers and (when fx is not nil) the
+// FXSAVE area of the diverted thread.
+func (s *Session) WriteRegs(tid int32, regs trace.Regs, fx []byte) error {
+	d := s.div
+	if d == nil || tid != d.tid {
+		return ErrNoDiversion
+	}
+	err := errors.New("diversion is over")
+	_ = s.do(func() {
+		if d.gone {
+			return
+		}
+		if err = ptrace.SetRegs(d.pid, &regs); err != nil || fx == nil {
+			return
+		}
+		if len(fx) < 512 {
+			err = errors.New("short FXSAVE area")
+			return
+		}
+		_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETFPREGS, uintptr(d.pid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
+		if e != 0 {
+			err = fmt.Errorf("PTRACE_SETFPREGS: %w", e)
+		}
+	})
+	return err
+}
+
+// WriteMem writes the diverted process's memory (breakpoints stay).
+func (s *Session) WriteMem(addr uint64, data []byte) error {
+	d := s.div
+	if d == nil {
+		return ErrNoDiversion
+	}
+	err := errors.New("diversion is over")
+	_ = s.do(func() {
+		if d.gone {
+			return
+		}
+		buf := append([]byte(nil), data...)
+		for a := range d.bps {
+			if a >= addr && a < addr+uint64(len(buf)) {
+				d.bps[a] = buf[a-addr]
+				buf[a-addr] = 0xcc
+			}
+		}
+		err = d.mem.WriteMem(addr, buf)
+	})
+	return err
+}
+
+func (d *diversion) readMem(addr uint64, n int) ([]byte, error) {
+	if d.gone {
+		return nil, errors.New("diversion is over")
+	}
+	buf := make([]byte, n)
+	got := d.mem.ReadPartial(addr, buf)
+	if got == 0 && n > 0 {
+		return nil, fmt.Errorf("cannot read 0x%x", addr)
+	}
+	buf = buf[:got]
+	for a, orig := range d.bps {
+		if a >= addr && a < addr+uint64(got) {
+			buf[a-addr] = orig
+		}
+	}
+	return buf, nil
+}
+
+func (d *diversion) setBreakpoint(addr uint64) error {
+	if d.gone {
+		return nil
+	}
+	if _, ok := d.bps[addr]; ok {
+		return nil
+	}
+	var b [1]byte
+	if err := d.mem.ReadMem(addr, b[:]); err != nil {
+		return err
+	}
+	d.bps[addr] = b[0]
+	return d.mem.WriteMem(addr, []byte{0xcc})
+}
+
+func (d *diversion) clearBreakpoint(addr uint64) error {
+	orig, ok := d.bps[addr]
+	if !ok || d.gone {
+		return nil
+	}
+	delete(d.bps, addr)
+	return d.mem.WriteMem(addr, []byte{orig})
+}
+
+// DivResume continues (or, with step, single-steps) the diverted thread
+// until it stops, delivering sig first (0: none). A StopExited stop
+// means the copy died (exit or fatal signal) and the diversion is over.
+func (s *Session) DivResume(step bool, sig int) (DebugStop, error) {
+	d := s.div
+	if d == nil {
+		return DebugStop{}, ErrNoDiversion
+	}
+	var st DebugStop
+	var err error
+	_ = s.do(func() { st, err = d.resume(step, sig) })
+	st.Tid, st.Pid, st.Event = d.tid, s.stop.Pid, s.stop.Event
+	return st, err
+}
+
+// deniedCall lists the calls a diversion suppresses (-ENOSYS), as rr
+// does: new tasks would escape the single-thread copy, and signals to
+// ids that mean other processes now than in the recording.
+func deniedCall(nr int, arg0 uint64) bool {
+	switch nr {
+	case unix.SYS_CLONE, unix.SYS_CLONE3, unix.SYS_FORK, unix.SYS_VFORK, unix.SYS_EXECVE, unix.SYS_EXECVEAT,
+		unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_TGKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_RT_TGSIGQUEUEINFO,
+		unix.SYS_PTRACE:
+		return true
+	case unix.SYS_PRCTL:
+		return arg0 == unix.PR_SET_TSC
+	}
+	return false
+}
+
+func (d *diversion) resume(step bool, sig int) (DebugStop, error) {
+	if d.gone {
+		return DebugStop{Kind: StopExited, Status: unix.WaitStatus(uint32(unix.SIGKILL))}, nil
+	}
+	r, err := ptrace.GetRegs(d.pid)
+	if err != nil {
+		return DebugStop{}, err
+	}
+	// Leave a breakpoint at the instruction pointer by one step without it.
+	if orig, ok := d.bps[r[ptrace.RIP]]; ok {
+		at := r[ptrace.RIP]
+		if err := d.mem.WriteMem(at, []byte{orig}); err != nil {
+			return DebugStop{}, err
+		}
+		st, err := d.run(true, sig)
+		if werr := d.mem.WriteMem(at, []byte{0xcc}); err == nil && !d.gone {
+			err = werr
+		}
+		if err != nil || step || st.Kind != StopStep {
+			return st, err
+		}
+		sig = 0
+	}
+	return d.run(step, sig)
+}
+
+// run resumes the copy once and handles its stops until one is for the
+// debugger.
+func (d *diversion) run(step bool, sig int) (DebugStop, error) {
+	mode := ptrace.Syscall
+	if step {
+		mode = ptrace.Step
+	}
+	if err := ptrace.Resume(d.pid, mode, sig); err != nil {
+		return DebugStop{}, err
+	}
+	for {
+		st, _, err := ptrace.Wait(d.pid, false)
+		if err != nil {
+			return DebugStop{}, err
+		}
+		next := 0
+		switch st.Kind {
+		case ptrace.StopExited:
+			d.gone = true
+			_ = d.mem.Close()
+			return DebugStop{Kind: StopExited, Status: st.Status}, nil
+		case ptrace.StopSyscallEntry:
+			r, err := ptrace.GetRegs(d.pid)
+			if err != nil {
+				return DebugStop{}, err
+			}
+			nr := int(int64(r[ptrace.ORIGRAX]))
+			d.denied, d.hasFake = false, false
+			switch {
+			case deniedCall(nr, r[ptrace.RDI]):
+				d.denied = true
+			case nr == unix.SYS_GETPID:
+				d.fake, d.hasFake = int64(d.rpid), true
+			case nr == unix.SYS_GETTID:
+				d.fake, d.hasFake = int64(d.tid), true
+			}
+			if d.denied || d.hasFake {
+				r[ptrace.ORIGRAX] = ^uint64(0)
+				if err := ptrace.SetRegs(d.pid, &r); err != nil {
+					return DebugStop{}, err
+				}
+			}
+		case ptrace.StopSyscallExit:
+			if d.denied || d.hasFake {
+				r, err := ptrace.GetRegs(d.pid)
+				if err != nil {
+					return DebugStop{}, err
+				}
+				v := -int64(unix.ENOSYS)
+				if d.hasFake {
+					v = d.fake
+				}
+				r[ptrace.RAX] = uint64(v)
+				d.denied, d.hasFake = false, false
+				if err := ptrace.SetRegs(d.pid, &r); err != nil {
+					return DebugStop{}, err
+				}
+			}
+		case ptrace.StopEvent:
+			// PTRACE_EVENT_EXIT and the like: let it go on.
+		case ptrace.StopSignal:
+			stop, deliver, done, err := d.signal(st.Signal, step)
+			if err != nil || done {
+				return stop, err
+			}
+			next = deliver
+		}
+		if err := ptrace.Resume(d.pid, mode, next); err != nil {
+			return DebugStop{}, err
+		}
+	}
+}
+
+// signal decides about a signal stop of the copy: a breakpoint or a
+// completed step is a stop for the debugger, a trapped rdtsc or cpuid
+// is emulated, faults are reported, other signals are delivered.
+func (d *diversion) signal(sig int, step bool) (stop DebugStop, deliver int, done bool, err error) {
+	si, err := ptrace.GetSigInfo(d.pid)
+	if err != nil {
+		return DebugStop{}, 0, true, err
+	}
+	r, err := ptrace.GetRegs(d.pid)
+	if err != nil {
+		return DebugStop{}, 0, true, err
+	}
+	switch unix.Signal(sig) {
+	case unix.SIGTRAP:
+		if si.Code() == 0x80 { // SI_KERNEL: an int3
+			at := r[ptrace.RIP] - 1
+			if _, ok := d.bps[at]; ok {
+				r[ptrace.RIP] = at
+				return DebugStop{Kind: StopBreakpoint, Addr: at}, 0, true, ptrace.SetRegs(d.pid, &r)
+			}
+			if ok, err := d.emulate(at, &r); err != nil || ok {
+				if step {
+					return DebugStop{Kind: StopStep}, 0, true, err
+				}
+				return DebugStop{}, 0, err != nil, err
+			}
+		}
+		if step && si.Code() != 0x80 {
+			return DebugStop{Kind: StopStep}, 0, true, nil
+		}
+		return DebugStop{Kind: StopSignal, Signal: sig}, 0, true, nil
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGABRT, unix.SIGSYS:
+		return DebugStop{Kind: StopSignal, Signal: sig}, 0, true, nil
+	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
+		return DebugStop{}, 0, false, nil
+	}
+	return DebugStop{}, sig, false, nil
+}
+
+// emulate runs the rdtsc, rdtscp or cpuid that the recorder replaced by
+// the int3 at at, in the tracer.
+func (d *diversion) emulate(at uint64, r *trace.Regs) (bool, error) {
+	code := make([]byte, 3)
+	if d.mem.ReadMem(at, code) != nil {
+		return false, nil
+	}
+	k := patch.Identify(code)
+	switch k {
+	case patch.Rdtsc:
+		a, dx := cpu.Rdtsc()
+		r[ptrace.RAX], r[ptrace.RDX] = uint64(a), uint64(dx)
+	case patch.Rdtscp:
+		a, dx, c := cpu.Rdtscp()
+		r[ptrace.RAX], r[ptrace.RDX], r[ptrace.RCX] = uint64(a), uint64(dx), uint64(c)
+	case patch.Cpuid:
+		a, b, c, dx := cpu.Masked(uint32(r[ptrace.RAX]), uint32(r[ptrace.RCX]))
+		r[ptrace.RAX], r[ptrace.RBX], r[ptrace.RCX], r[ptrace.RDX] = uint64(a), uint64(b), uint64(c), uint64(dx)
+	default:
+		return false, nil
+	}
+	r[ptrace.RIP] = at + k.Len()
+	return true, ptrace.SetRegs(d.pid, r)
+}
