@@ -71,6 +71,8 @@ type goal struct {
 	extra                   int  // goalCountSteps: steps still to go after the base matched
 	// progress
 	baseReached bool
+	baseKind    trace.Kind // goalCountSteps: the event that ends at the base, and its task
+	baseTid     int32
 	stepsLeft   int
 	counted     int
 	last        *Pos // goalScan result
@@ -296,6 +298,14 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 		if g.stepsLeft == 0 {
 			return rp.goalDone(t, pos)
 		}
+		if g.kind == goalScan && d.user[pos.Addr] {
+			// A breakpoint address met while stepping from the target's
+			// base to the target: a hit before the target (the target's
+			// base plus the steps taken so far).
+			p := g.target
+			p.Steps -= g.stepsLeft
+			g.last = &p
+		}
 		return nil
 	}
 	tg := g.target
@@ -408,6 +418,20 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 		case g.kind == goalCountSteps:
 			d.stepTask = g.target.Tid
 			rp.snapshotWatches()
+			g.baseKind, g.baseTid = ev.Kind, ev.Tid
+			if tg := g.target; !g.toCall && tg.Event == rp.n+1 && tg.Steps == 0 {
+				// The target may be the boundary itself (a handler's
+				// first instruction after a signal): zero steps.
+				// (orig_rax still names the call the signal followed; it
+				// reads -1 once the thread runs.)
+				r := rp.regsOf(tg.Tid)
+				r[ptrace.ORIGRAX] = tg.Regs[ptrace.ORIGRAX]
+				if r[ptrace.RIP] == tg.Addr && sameRegs(&r, &tg.Regs) {
+					d.stepTask = 0
+					g.done = true
+					stop = &DebugStop{Kind: StopStep, Tid: tg.Tid}
+				}
+			}
 		case g.target.Steps == 0:
 			boundary.Tid = g.target.Tid
 			boundary.Regs = rp.regsOf(g.target.Tid)
@@ -500,6 +524,12 @@ func (s *Session) ReverseStep() (DebugStop, error) {
 		}
 		if g.done && g.counted > 0 {
 			return s.startRun(&goal{kind: goalReach, target: Pos{Event: cur.Event - 1, Tid: cur.Tid, Steps: g.counted - 1}, stopKind: StopStep})
+		}
+		if g.done && g.baseKind == trace.KindSignal && g.baseTid == cur.Tid && cur.Event >= 2 {
+			// At a handler's first instruction: before it, the thread
+			// stood where the signal was delivered (the boundary before
+			// the signal event).
+			return s.startRun(&goal{kind: goalReach, target: Pos{Event: cur.Event - 2, Tid: cur.Tid}, stopKind: StopStep})
 		}
 	}
 	// At the start of the thread's run: the previous instruction is the

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+const callsProg = `#include <stdio.h>
+#include <sys/random.h>
+static long secret;
+__attribute__((noinline)) long twice(long v) {
+	long r = v * 2 + secret; /* line 5 */
+	return r;                /* line 6 */
+}
+int main(void) {
+	getrandom(&secret, sizeof secret, 0);
+	secret &= 0xffff;
+	long a = 5;           /* line 11 */
+	long b = twice(a);    /* line 12 */
+	long c = b + 1;       /* line 13 */
+	printf("secret %ld b %ld c %ld\n", secret, b, c);
+	return 0;
+}
+`
+
+// reverse-next over a line that calls a function comes back to that
+// line (not to the start of the recording); reverse-step from the next
+// line enters the callee at its last line; reverse-finish leaves it.
+func TestGDBReverseOverCalls(t *testing.T) {
+	needGDB(t)
+	traceDir, rec := recordC(t, "calls", callsProg)
+	recorded := string(rec.Stdout)
+	m := regexp.MustCompile(`secret (\d+) b (\d+)`).FindStringSubmatch(recorded)
+	if m == nil {
+		t.Fatalf("recorded output: %q", recorded)
+	}
+	out := gdbBatch(t, traceDir,
+		"break calls.c:12", "continue", "next", "print b", "info line *$pc",
+		"reverse-next", "info line *$pc",
+		"next", "reverse-step", "info line *$pc", "print r", "bt 1",
+		"reverse-finish", "info line *$pc",
+		"reverse-next", "info line *$pc", "reverse-next", "info line *$pc", "print a")
+	lines := regexp.MustCompile(`Line (\d+) of "[^"]*calls.c"`).FindAllStringSubmatch(out, -1)
+	var got []string
+	for _, l := range lines {
+		got = append(got, l[1])
+	}
+	// After next: 13; reverse-next: 12; next, reverse-step: 7 (the last
+	// line of twice); reverse-finish: 12 (at the call); reverse-next: the
+	// start of line 12, again: 11.
+	want := []string{"13", "12", "7", "12", "12", "11"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("lines %v, want %v\n%s", got, want, out)
+	}
+	vals := regexp.MustCompile(`(?m)^\$\d+ = (-?\d+)$`).FindAllStringSubmatch(out, -1)
+	if len(vals) != 3 || vals[0][1] != m[2] || vals[1][1] != m[2] {
+		t.Fatalf("want b = r = %s (recorded), gdb said:\n%s", m[2], out)
+	}
+	if !strings.Contains(out, "twice (v=5)") {
+		t.Errorf("reverse-step did not enter twice:\n%s", out)
+	}
+}
+
+const handlerProg = `#include <signal.h>
+#include <stdio.h>
+#include <sys/random.h>
+static volatile sig_atomic_t got;
+static long token;
+static void handler(int sig) {
+	got = sig;            /* line 7 */
+}
+int main(void) {
+	getrandom(&token, sizeof token, 0);
+	signal(SIGUSR1, handler);
+	raise(SIGUSR1);       /* line 12 */
+	long after = token + got;
+	printf("token %ld after %ld\n", token, after);
+	return 0;
+}
+`
+
+// Stopped in a signal handler, going backwards leaves the handler for
+// the code the signal interrupted, and forwards again re-enters it.
+func TestGDBReverseOutOfSignalHandler(t *testing.T) {
+	needGDB(t)
+	traceDir, rec := recordC(t, "handler", handlerProg)
+	recorded := string(rec.Stdout)
+	m := regexp.MustCompile(`token (-?\d+)`).FindStringSubmatch(recorded)
+	if m == nil {
+		t.Fatalf("recorded output: %q", recorded)
+	}
+	out := gdbBatch(t, traceDir,
+		"break handler", "continue", "bt 1", "print token",
+		"reverse-finish", "bt",
+		"stepi", "bt 1",
+		"delete", "break *handler", "reverse-continue", "reverse-stepi", "bt 1")
+	if !strings.Contains(out, "#0  handler (sig=10)") {
+		t.Fatalf("no stop in the handler:\n%s", out)
+	}
+	if v := regexp.MustCompile(`(?m)^\$\d+ = (-?\d+)$`).FindStringSubmatch(out); v == nil || v[1] != m[1] {
+		t.Fatalf("token: want %s (recorded), gdb said:\n%s", m[1], out)
+	}
+	// reverse-finish leaves the handler for the code the signal
+	// interrupted (in raise, called from main); stepi enters it again (at
+	// its first instruction); reverse-stepi from there leaves it too.
+	bts := regexp.MustCompile(`(?m)^#0 .*$`).FindAllString(out, -1)
+	if len(bts) != 4 {
+		t.Fatalf("want four backtraces, gdb said:\n%s", out)
+	}
+	if strings.Contains(bts[1], "handler") || !strings.Contains(out, "main () at") {
+		t.Fatalf("reverse-finish did not leave the handler (frame %q):\n%s", bts[1], out)
+	}
+	if !strings.Contains(bts[2], "handler (sig=") || strings.Contains(bts[2], "0x") {
+		t.Fatalf("stepi did not re-enter the handler (frame %q):\n%s", bts[2], out)
+	}
+	if strings.Contains(bts[3], "handler") {
+		t.Fatalf("reverse-stepi from the handler's first instruction did not leave it (frame %q):\n%s", bts[3], out)
+	}
+}
