@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -116,5 +117,97 @@ func TestGDBReverseOutOfSignalHandler(t *testing.T) {
 	}
 	if strings.Contains(bts[3], "handler") {
 		t.Fatalf("reverse-stepi from the handler's first instruction did not leave it (frame %q):\n%s", bts[3], out)
+	}
+}
+
+const threadsWatchProg = `#include <pthread.h>
+#include <stdio.h>
+#include <sys/random.h>
+static long shared[2];
+static long seeds[2];
+static void *worker(void *arg) {
+	long k = (long)arg;
+	for (int i = 0; i < 3; i++) {
+		shared[k] += seeds[k] + i;  /* line 9 */
+	}
+	return 0;
+}
+int main(void) {
+	getrandom(seeds, sizeof seeds, 0);
+	seeds[0] &= 0xffff;
+	seeds[1] &= 0xffff;
+	pthread_t t[2];
+	for (long k = 0; k < 2; k++) pthread_create(&t[k], 0, worker, (void *)k);
+	for (int k = 0; k < 2; k++) pthread_join(t[k], 0);
+	printf("shared %ld %ld seeds %ld %ld\n", shared[0], shared[1], seeds[0], seeds[1]); /* line 20 */
+	return 0;
+}
+`
+
+// In a multi-threaded recording, a watchpoint set in the main thread and
+// reverse-continue land on the write another thread made, in that
+// thread, with its loop variables; the thread list follows.
+func TestGDBReverseWatchOtherThread(t *testing.T) {
+	needGDB(t)
+	traceDir, rec := recordC(t, "tw", threadsWatchProg)
+	m := regexp.MustCompile(`shared (-?\d+) (-?\d+) seeds (-?\d+) (-?\d+)`).FindStringSubmatch(string(rec.Stdout))
+	if m == nil {
+		t.Fatalf("recorded output: %q", rec.Stdout)
+	}
+	out := gdbBatch(t, traceDir,
+		"break tw.c:20", "continue", "print shared[1]", "info threads",
+		"watch shared[1]", "reverse-continue", "bt 1", "print k", "print i", "print seeds[1]", "info threads",
+		"reverse-continue", "print i")
+	vals := regexp.MustCompile(`(?m)^\$\d+ = (-?\d+)$`).FindAllStringSubmatch(out, -1)
+	var got []string
+	for _, v := range vals {
+		got = append(got, v[1])
+	}
+	// shared[1] at the end; in the worker at its last write: k=1, i=2, the
+	// seed; one write earlier: i=1.
+	want := []string{m[2], "1", "2", m[4], "1"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("printed %v, want %v\n%s", got, want, out)
+	}
+	if !strings.Contains(out, "Hardware watchpoint 2: shared[1]") && !strings.Contains(out, "atchpoint 2: shared[1]") {
+		t.Fatalf("no watchpoint report:\n%s", out)
+	}
+	if !regexp.MustCompile(`#0  .*worker \(arg=0x1\) at .*tw\.c:9`).MatchString(out) {
+		t.Fatalf("the write was not found in the worker thread:\n%s", out)
+	}
+	if !regexp.MustCompile(`\* \d+\s+Thread \d+\.\d+\s+\S+ in worker`).MatchString(out) {
+		t.Fatalf("the worker thread is not current after reverse-continue:\n%s", out)
+	}
+}
+
+// A Go program under gdb: breakpoints on a Go function, its arguments
+// and locals as the recorded run had them, and reverse-continue.
+func TestGDBGoProgram(t *testing.T) {
+	needGDB(t)
+	dir := t.TempDir()
+	bin := buildDelveProg(t, writeDelveProg(t, dir))
+	traceDir := filepath.Join(dir, "trace")
+	rec, err := run(ctx60(t), dir, "", gorrBin, "record", "-o", traceDir, bin)
+	if err != nil || rec.Code != 0 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	want := strings.Fields(string(rec.Stdout))
+	if len(want) != 3 {
+		t.Fatalf("recorded output: %q", rec.Stdout)
+	}
+	out := gdbBatch(t, traceDir,
+		"break main.compute", "continue", "continue", "print i", "next", "next", "next", "print v", "finish",
+		"reverse-continue", "reverse-continue", "print i", "bt 2", "delete", "continue")
+	for _, s := range []string{"main.compute (i=1", "main.compute (i=0", "in main.main () at", "received signal SIGKILL"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("gdb output lacks %q:\n%s", s, out)
+		}
+	}
+	vals := regexp.MustCompile(`(?m)^\$\d+ = (\d+)$`).FindAllStringSubmatch(out, -1)
+	if len(vals) != 3 || vals[0][1] != "1" || vals[1][1] != want[1] || vals[2][1] != "0" {
+		t.Errorf("print i, v, i: want 1, %s (recorded), then (after reverse-continue twice) 0:\n%s", want[1], out)
+	}
+	if !strings.Contains(out, strings.TrimSpace(string(rec.Stdout))) {
+		t.Errorf("the replay under gdb did not print the recorded output %q:\n%s", rec.Stdout, out)
 	}
 }
