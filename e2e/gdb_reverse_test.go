@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -209,5 +210,69 @@ func TestGDBGoProgram(t *testing.T) {
 	}
 	if !strings.Contains(out, strings.TrimSpace(string(rec.Stdout))) {
 		t.Errorf("the replay under gdb did not print the recorded output %q:\n%s", rec.Stdout, out)
+	}
+}
+
+const spinProg = `#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/random.h>
+static atomic_int flag;
+static atomic_long spins;
+static void *spinner(void *a) {
+	while (!atomic_load(&flag))      /* line 9 */
+		atomic_fetch_add(&spins, 1); /* line 10 */
+	return a;                        /* line 11 */
+}
+int main(void) {
+	uint64_t x;
+	getrandom(&x, sizeof x, 0);
+	pthread_t t;
+	pthread_create(&t, 0, spinner, 0);
+	for (long i = 0; i < 60000000L; i++) x = x * 6364136223846793005ULL + 1;
+	long mid = atomic_load(&spins);  /* line 19 */
+	for (long i = 0; i < 60000000L; i++) x = x * 6364136223846793005ULL + 1;
+	atomic_store(&flag, 1);
+	pthread_join(t, 0);
+	printf("mid %ld spins %ld x %llu\n", mid, atomic_load(&spins), (unsigned long long)x); /* line 23 */
+	return 0;
+}
+`
+
+// A recording whose threads were preempted between system calls (a
+// spinning thread) debugs like any other: values at breakpoints are the
+// recorded ones, stepping inside the spin loop works, and reverse-continue
+// crosses the preemption points.
+func TestGDBPreemptedThreads(t *testing.T) {
+	needGDB(t)
+	traceDir, rec := recordC(t, "spin", spinProg)
+	m := regexp.MustCompile(`mid (\d+) spins (\d+)`).FindStringSubmatch(string(rec.Stdout))
+	if m == nil {
+		t.Fatalf("recorded output: %q", rec.Stdout)
+	}
+	dump, err := exec.Command(gorrBin, "dump", traceDir).Output()
+	if err != nil || !strings.Contains(string(dump), "SCHED") {
+		t.Fatalf("the recording has no preemption point (%v)", err)
+	}
+	out := gdbBatch(t, traceDir,
+		"break spin.c:23", "break spinner", "continue", "next", "next", "next", "next", "info line *$pc",
+		"continue", "print mid", "print spins",
+		"reverse-continue", "bt 1",
+		"continue", "print spins")
+	vals := regexp.MustCompile(`(?m)^\$\d+ = (\d+)$`).FindAllStringSubmatch(out, -1)
+	var got []string
+	for _, v := range vals {
+		got = append(got, v[1])
+	}
+	want := []string{m[1], m[2], m[2]}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("printed %v, want %v (recorded)\n%s", got, want, out)
+	}
+	if !regexp.MustCompile(`Line (9|10) of "[^"]*spin\.c"`).MatchString(out) {
+		t.Errorf("stepping in the spin loop did not stay on its lines:\n%s", out)
+	}
+	if strings.Count(out, "Breakpoint 2, spinner") != 2 {
+		t.Errorf("want the spinner breakpoint hit forwards and again backwards:\n%s", out)
 	}
 }
