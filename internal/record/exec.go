@@ -213,12 +213,11 @@ func (r *recorder) recordRemap(t *task, ev *trace.Event, addr uint64, a linux.Ar
 func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error) {
 	sites, ok := r.sites[m.File]
 	if !ok {
-		f, err := os.Open(r.w.Dir() + "/" + m.File)
-		if err != nil {
+		path := r.w.Dir() + "/" + m.File
+		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("scan %s: %w", m.Name, err)
 		}
-		sites, _ = patch.Scan(f) // not an ELF file: nothing to patch
-		f.Close()
+		sites, _ = patch.ScanFile(path, r.opts.SiteCache) // not an ELF file: nothing to patch
 		r.sites[m.File] = sites
 	}
 	var out []trace.MemWrite

@@ -49,6 +49,9 @@ type Options struct {
 	// (seeded by ChaosSeed); the choices are part of the trace.
 	Chaos     bool
 	ChaosSeed uint64
+	// SiteCache is a directory where the rdtsc/cpuid sites found in mapped
+	// files are kept between recordings ("": no cache).
+	SiteCache string
 }
 
 // Result summarises a finished recording.

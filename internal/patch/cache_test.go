@@ -1,0 +1,54 @@
+package patch
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestScanFileCache(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cache := filepath.Join(dir, "cache")
+	bin := filepath.Join(dir, "bin")
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	want, err := ScanFile(bin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ScanFile(bin, cache)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("first scan: %v %v, want %v", got, err, want)
+	}
+	entries, _ := os.ReadDir(cache)
+	if len(entries) != 1 {
+		t.Fatalf("cache holds %d entries, want 1", len(entries))
+	}
+	// A poisoned entry is what a second scan returns: it comes from the cache.
+	entry := filepath.Join(cache, entries[0].Name())
+	if err := os.WriteFile(entry, []byte(`[{"Off":7,"Kind":1}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ScanFile(bin, cache); len(got) != 1 || got[0].Off != 7 {
+		t.Fatalf("cached scan: %v", got)
+	}
+	// A changed file (new modification time) is scanned again.
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(bin, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ScanFile(bin, cache); !reflect.DeepEqual(got, want) {
+		t.Fatalf("scan after a change: %v, want %v", got, want)
+	}
+}
