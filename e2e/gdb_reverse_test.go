@@ -158,7 +158,8 @@ func TestGDBReverseWatchOtherThread(t *testing.T) {
 	out := gdbBatch(t, traceDir,
 		"break tw.c:20", "continue", "print shared[1]", "info threads",
 		"watch shared[1]", "reverse-continue", "bt 1", "print k", "print i", "print seeds[1]", "info threads",
-		"reverse-continue", "print i")
+		"reverse-continue", "print i",
+		"thread 1", "bt 1", "thread 2", "bt 1")
 	vals := regexp.MustCompile(`(?m)^\$\d+ = (-?\d+)$`).FindAllStringSubmatch(out, -1)
 	var got []string
 	for _, v := range vals {
@@ -175,6 +176,10 @@ func TestGDBReverseWatchOtherThread(t *testing.T) {
 	}
 	if !regexp.MustCompile(`#0  .*worker \(arg=0x1\) at .*tw\.c:9`).MatchString(out) {
 		t.Fatalf("the write was not found in the worker thread:\n%s", out)
+	}
+	if !regexp.MustCompile(`\[Switching to thread 1 \(Thread \d+\.\d+\)\]`).MatchString(out) ||
+		!regexp.MustCompile(`\[Switching to thread 2 \(Thread \d+\.\d+\)\][^\n]*\n#0 [^\n]*worker`).MatchString(out) {
+		t.Errorf("switching threads:\n%s", out)
 	}
 	if !regexp.MustCompile(`\* \d+\s+Thread \d+\.\d+\s+\S+ in worker`).MatchString(out) {
 		t.Fatalf("the worker thread is not current after reverse-continue:\n%s", out)
