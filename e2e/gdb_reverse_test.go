@@ -281,3 +281,53 @@ func TestGDBPreemptedThreads(t *testing.T) {
 		t.Errorf("want the spinner breakpoint hit forwards and again backwards:\n%s", out)
 	}
 }
+
+const readWatchProg = `#include <stdio.h>
+#include <sys/random.h>
+static long table[8];
+static long probe;
+__attribute__((noinline)) long lookup(int k) { return table[k] + probe; } /* line 5 */
+int main(void) {
+	getrandom(table, sizeof table, 0);
+	for (int i = 0; i < 8; i++) table[i] &= 0xffff;
+	probe = table[0] ^ 0x55;                      /* line 9 */
+	long sum = 0;
+	for (int i = 1; i < 4; i++) sum += lookup(i); /* line 11 */
+	printf("probe %ld sum %ld\n", probe, sum);    /* line 12 */
+	return 0;
+}
+`
+
+// rwatch and awatch (done by single steps, as debug registers do not
+// fire here): reads stop forwards and backwards, with the recorded
+// value; an access watchpoint also stops at the write.
+func TestGDBReadWatchpoints(t *testing.T) {
+	needGDB(t)
+	traceDir, rec := recordC(t, "rw", readWatchProg)
+	m := regexp.MustCompile(`probe (\d+)`).FindStringSubmatch(string(rec.Stdout))
+	if m == nil {
+		t.Fatalf("recorded output: %q", rec.Stdout)
+	}
+	out := gdbBatch(t, traceDir,
+		"break main", "continue", "rwatch probe", "continue", "print k", "continue", "print k",
+		"reverse-continue", "print k",
+		"delete", "awatch probe", "reverse-continue", "info line *$pc")
+	vals := regexp.MustCompile(`(?m)^\$\d+ = (\d+)$`).FindAllStringSubmatch(out, -1)
+	var got []string
+	for _, v := range vals {
+		got = append(got, v[1])
+	}
+	// The first read is in lookup(1) (the write at line 9 is not a read),
+	// then lookup(2); backwards, lookup(1) again.
+	if strings.Join(got, " ") != "1 2 1" {
+		t.Fatalf("print k: %v, want [1 2 1]\n%s", got, out)
+	}
+	if strings.Count(out, "Hardware read watchpoint 2: probe\n\nValue = "+m[1]) != 3 {
+		t.Errorf("want three read-watchpoint stops showing the recorded value %s:\n%s", m[1], out)
+	}
+	// Backwards from lookup(1), the access before is the write at line 9
+	// (the stop is after it, on line 10).
+	if !strings.Contains(out, "Hardware access (read/write) watchpoint 3: probe") || !regexp.MustCompile(`Line 10 of "[^"]*rw\.c"`).MatchString(out) {
+		t.Errorf("awatch + reverse-continue did not stop after the write:\n%s", out)
+	}
+}

@@ -127,6 +127,10 @@ type debugState struct {
 	restoreAt  uint64
 	skipReport bool
 	watchStop  *DebugStop // a watchpoint triggered by the last event
+	// Read and access watchpoints (readwatch.go): the stepping state, and
+	// whether the pending step was asked by the user.
+	rw       rwState
+	userStep bool
 }
 
 type hitKey struct {
@@ -607,6 +611,9 @@ func (rp *replayer) watchValues() map[Watch]string {
 		return out
 	}
 	for _, w := range rp.dbg.watches {
+		if w.Kind == 3 || w.Kind == 4 {
+			continue // found by stepping (readwatch.go)
+		}
 		b := make([]byte, w.Size)
 		n := t.mem.ReadPartial(w.Addr, b)
 		out[w] = string(b[:n])
@@ -626,7 +633,7 @@ func (rp *replayer) watchChanged() (Watch, bool) {
 	now := rp.watchValues()
 	defer func() { rp.dbg.wvals = now }()
 	for _, w := range rp.dbg.watches {
-		if old, ok := rp.dbg.wvals[w]; ok && old != now[w] {
+		if old, ok := rp.dbg.wvals[w]; ok && old != now[w] && w.Kind != 3 && w.Kind != 4 {
 			return w, true
 		}
 	}

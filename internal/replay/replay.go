@@ -320,6 +320,18 @@ func syncSignal(si *ptrace.SigInfo) bool {
 // runTo resumes t until it stops with a stop of the wanted kind.
 func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopKind, sig int) (ptrace.Stop, error) {
 	stepping := rp.dbg != nil && rp.dbg.stepTask == t.rec
+	if rp.dbg != nil {
+		rp.dbg.userStep = stepping && rp.dbg.goal == nil
+	}
+	if rp.dbg != nil && want != ptrace.StopSyscallExit && rp.rwApplies(t) {
+		// Read watchpoints: run by steps, counted from this boundary.
+		if err := rp.resume(t, -1); err != nil {
+			return ptrace.Stop{}, err
+		}
+		r, _ := ptrace.GetRegs(t.real)
+		rp.rwStart(t, Pos{Event: rp.n - 1, Tid: t.rec, Regs: r})
+		stepping = !rp.dbg.rw.syscallNext || stepping
+	}
 	if stepping {
 		rp.dbg.stepTask = 0
 		if err := rp.resumeStep(t); err != nil {
@@ -361,7 +373,9 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 			// The step ran into the stop this event expects: the step
 			// completes when the event does.
 			stepping = false
-			rp.dbg.stepping = t.rec
+			if !rp.rwOnly(t) {
+				rp.dbg.stepping = t.rec
+			}
 			if want == ptrace.StopSyscallEntry && mode == ptrace.Syscall {
 				// SYSEMU_SINGLESTEP skipped a call that must run for
 				// real: back up and enter it again.

@@ -75,7 +75,8 @@ type goal struct {
 	baseTid     int32
 	stepsLeft   int
 	counted     int
-	last        *Pos // goalScan result
+	last        *Pos   // goalScan result
+	lastRW      *Watch // goalScan: last is an access to this read/access watchpoint
 	done        bool
 	stopKind    StopKind
 }
@@ -131,8 +132,27 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 		// Inside the pad that looks for a preemption point: not an
 		// instruction of the program.
 		return true, ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+	case *stepping && si.Code() == 2 && d.rw.t == t:
+		// A step while read watchpoints are set.
+		st, resumed, err := rp.rwTrap(t, mode, stepping)
+		if err != nil || resumed && st == nil {
+			return true, err
+		}
+		if st != nil {
+			stop = st
+			break
+		}
+		*stepping = false
+		pos := rp.arrive(t.rec, r[ptrace.RIP])
+		if d.goal == nil && d.pos.Tid == t.rec {
+			pos = d.pos
+			pos.Steps++
+		}
+		d.userStep = false
+		stop = rp.onArrival(t, pos, true)
 	case *stepping && si.Code() == 2: // TRAP_TRACE
 		*stepping = false
+		d.userStep = false
 		pos := rp.arrive(t.rec, r[ptrace.RIP])
 		if d.goal == nil && d.pos.Tid == t.rec {
 			pos = d.pos // same base, one more step
@@ -152,6 +172,10 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 	}
 	if c.kind == cmdStep {
 		*stepping = true
+		d.userStep = true
+		if d.rw.t == t {
+			rp.rwDecode(t) // the user may have changed registers or memory
+		}
 		return true, ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
 	}
 	return true, rp.resumeFromTrap(t, mode, stepping)
@@ -169,11 +193,20 @@ func (rp *replayer) resumeFromTrap(t *rtask, mode int, stepping *bool) error {
 		*stepping = true
 		return rp.stepOver(t, onBp)
 	}
+	d.userStep = false
+	if rp.rwApplies(t) && d.rw.t != t && g == nil {
+		// Read watchpoints set while stopped here: count steps from here.
+		rp.rwStart(t, d.pos)
+	}
 	if onBp {
 		// Step off the breakpoint, then continue.
 		*stepping = true
 		d.skipReport = true
 		return rp.stepOver(t, true)
+	}
+	if rp.rwApplies(t) && d.rw.t == t {
+		// Read watchpoints: go on by steps.
+		return rp.rwResume(t, mode, stepping)
 	}
 	return ptrace.Resume(t.real, mode, 0)
 }
@@ -304,7 +337,7 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 			// base plus the steps taken so far).
 			p := g.target
 			p.Steps -= g.stepsLeft
-			g.last = &p
+			g.last, g.lastRW = &p, nil
 		}
 		return nil
 	}
@@ -320,7 +353,7 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 	}
 	if g.kind == goalScan && !step && (d.user[pos.Addr] || pos.Watch) && !g.baseReached {
 		p := pos
-		g.last = &p
+		g.last, g.lastRW = &p, nil
 	}
 	return nil
 }
@@ -499,6 +532,12 @@ func (s *Session) ReverseContinue() (DebugStop, error) {
 	}
 	if g.last == nil {
 		return s.atBeginning()
+	}
+	if w := g.lastRW; w != nil {
+		st, err := s.startRun(&goal{kind: goalReach, target: *g.last, stopKind: StopWatch})
+		st.Addr, st.Watch = w.Addr, *w
+		s.stop = st
+		return st, err
 	}
 	if g.last.Addr == signalAddr {
 		return s.startRun(&goal{kind: goalReach, target: *g.last})

@@ -1,0 +1,202 @@
+package replay
+
+import (
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/asyncpoint"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+)
+
+// Read and access watchpoints (gdb's rwatch and awatch, Z3/Z4) cannot use
+// debug registers here (they do not fire on this project's VMs), and a
+// read leaves no trace in memory to compare. While one is set, the
+// debugged process's threads run by single steps; before each step the
+// instruction is decoded (asyncpoint.Decode: the memory words its
+// operands and stack accesses touch), and after it the stop is reported
+// when it touched a watched byte, just after the access as the hardware
+// would. Positions of such stops are a base plus a number of steps, like
+// any stepped position, so reverse-continue finds the last access with
+// the same stepping from the start of each run of user code.
+
+// rwState is the read-watch stepping of one task.
+type rwState struct {
+	t       *rtask
+	base    Pos // where counting started (a boundary, or a stop)
+	steps   int
+	pending []uint64 // words the next instruction touches
+	// syscallNext: the next instruction is a system call, which is not
+	// stepped (the run of user code ends there).
+	syscallNext bool
+	before      map[Watch]string // read watchpoints' bytes before the step
+}
+
+// rwWatches lists the read and access watchpoints.
+func (rp *replayer) rwWatches() []Watch {
+	var out []Watch
+	for _, w := range rp.dbg.watches {
+		if w.Kind == 3 || w.Kind == 4 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// rwApplies tells whether t must run by steps for read watchpoints.
+func (rp *replayer) rwApplies(t *rtask) bool {
+	d := rp.dbg
+	if d == nil || !d.started || t.proc != rp.debugProc() || len(rp.rwWatches()) == 0 {
+		return false
+	}
+	return d.goal == nil || d.goal.kind == goalScan
+}
+
+// rwStart begins counting t's steps from base.
+func (rp *replayer) rwStart(t *rtask, base Pos) {
+	rp.dbg.rw = rwState{t: t, base: base}
+	rp.rwDecode(t)
+}
+
+// rwDecode notes the memory words of the instruction t is about to run
+// (with the original bytes under breakpoints and preemption pads).
+func (rp *replayer) rwDecode(t *rtask) {
+	d := rp.dbg
+	d.rw.pending, d.rw.syscallNext = nil, false
+	d.rw.before = map[Watch]string{}
+	for _, w := range rp.rwWatches() {
+		if w.Kind == 3 {
+			b := make([]byte, w.Size)
+			d.rw.before[w] = string(b[:t.mem.ReadPartial(w.Addr, b)])
+		}
+	}
+	regs, err := ptrace.GetRegs(t.real)
+	if err != nil {
+		return
+	}
+	pc := regs[ptrace.RIP]
+	code := make([]byte, 16)
+	code = code[:t.mem.ReadPartial(pc, code)]
+	if ps := rp.point; ps != nil && ps.pad != nil && ps.t == t && pc == ps.pad.Site {
+		// The site's instructions run relocated in the pad, as one step.
+		for off := 0; off < len(ps.padOrig); {
+			in, ok := asyncpoint.Decode(ps.padOrig[off:], pc+uint64(off), &regs)
+			if !ok || in.Len == 0 {
+				break
+			}
+			d.rw.pending = append(d.rw.pending, in.Accesses...)
+			off += in.Len
+		}
+		return
+	}
+	for i := range code {
+		if orig, ok := d.bps[pc+uint64(i)]; ok {
+			code[i] = orig
+		}
+	}
+	if in, ok := asyncpoint.Decode(code, pc, &regs); ok {
+		d.rw.pending = in.Accesses
+		d.rw.syscallNext = len(code) >= 2 && code[0] == 0x0f && code[1] == 0x05
+	}
+}
+
+// rwStep counts a completed step of t and returns the watchpoint the
+// stepped instruction touched, if any.
+func (rp *replayer) rwStep(t *rtask) *Watch {
+	d := rp.dbg
+	d.rw.steps++
+	var hit *Watch
+	for _, w := range rp.rwWatches() {
+		if old, ok := d.rw.before[w]; ok {
+			// A read watchpoint: an access that changed the value was a
+			// write (x86 cannot watch reads alone; gdb filters the same way).
+			b := make([]byte, w.Size)
+			if string(b[:t.mem.ReadPartial(w.Addr, b)]) != old {
+				continue
+			}
+		}
+		for _, word := range d.rw.pending {
+			if word < w.Addr+uint64(w.Size) && w.Addr < word+8 {
+				w := w
+				hit = &w
+				break
+			}
+		}
+		if hit != nil {
+			break
+		}
+	}
+	rp.rwDecode(t)
+	return hit
+}
+
+// rwPos is t's position after the counted steps.
+func (rp *replayer) rwPos() Pos {
+	p := rp.dbg.rw.base
+	p.Steps += rp.dbg.rw.steps
+	return p
+}
+
+// rwOnly tells whether a step of t was made only for read watchpoints
+// (not asked by the user or needed by the goal).
+func (rp *replayer) rwOnly(t *rtask) bool {
+	d := rp.dbg
+	if d.rw.t != t {
+		return false
+	}
+	if g := d.goal; g != nil {
+		return g.kind == goalScan && !(g.stepsLeft > 0 && t.rec == g.target.Tid)
+	}
+	return !d.userStep
+}
+
+// rwTrap handles a completed single step of t while read watchpoints
+// are set. It returns a stop to report, or handled when it resumed t
+// (the step was only for the watchpoints).
+func (rp *replayer) rwTrap(t *rtask, mode int, stepping *bool) (stop *DebugStop, handled bool, err error) {
+	d := rp.dbg
+	if d.rw.t != t {
+		return nil, false, nil
+	}
+	only := rp.rwOnly(t)
+	g := d.goal
+	final := g != nil && g.stepsLeft == 1 && t.rec == g.target.Tid // this step reaches the scan's target
+	if w := rp.rwStep(t); w != nil {
+		pos := rp.rwPos()
+		switch {
+		case g == nil:
+			rp.rwSettle(t)
+			d.userStep = false
+			d.pos = pos
+			*stepping = false
+			return &DebugStop{Kind: StopWatch, Tid: t.rec, Addr: w.Addr, Watch: *w}, true, nil
+		case g.kind == goalScan && !final:
+			g.last, g.lastRW = &pos, w
+		}
+	}
+	if !only {
+		return nil, false, nil
+	}
+	rp.rwSettle(t)
+	return nil, true, rp.rwResume(t, mode, stepping)
+}
+
+// rwResume continues t by a step, or up to the system call that comes
+// next (stepping into one would leave a single-step trap pending over a
+// call that runs for real).
+func (rp *replayer) rwResume(t *rtask, mode int, stepping *bool) error {
+	if rp.dbg.rw.syscallNext {
+		*stepping = false
+		return ptrace.Resume(t.real, mode, 0)
+	}
+	*stepping = true
+	return ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+}
+
+// rwSettle re-plants a breakpoint lifted for the step just made.
+func (rp *replayer) rwSettle(t *rtask) {
+	d := rp.dbg
+	if d.restoreAt != 0 {
+		_ = t.mem.WriteMem(d.restoreAt, []byte{0xcc})
+		d.restoreAt = 0
+	}
+	d.skipReport = false
+}
