@@ -82,8 +82,9 @@ var helpText = map[string]string{
   -n, --no-syscall-buffer     accepted for rr compatibility (no effect)
   -u, --cpu-unbound           do not bind tracer and tracees to one CPU
       --bind-to-cpu N         bind to CPU N
-  -h, --chaos                 chaos scheduling: random thread choices and
-                              streaks, recorded so replay is exact
+  -h, --chaos                 chaos scheduling: random thread choices,
+                              streaks and timeslices (1 ms to twice the
+                              timeslice), recorded so replay is exact
   -C, --checksum              store a checksum of writable memory at every
                               system call; replay verifies it (slow)
       --timeslice DURATION    preempt a thread that runs this long without a

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -119,6 +120,7 @@ type recorder struct {
 	dog           watchdog
 	sharedFiles   map[uint64]bool // inodes of files mapped MAP_SHARED
 	points        uint64          // preemption points recorded
+	rng           *rand.Rand      // chaos mode: random timeslices
 }
 
 // Default timeslices (see Options).
@@ -138,10 +140,12 @@ func Record(opts Options) (*Result, error) {
 		opts.SignalSlice = min(DefaultSignalSlice, opts.Timeslice)
 	}
 	sc := sched.New(50)
+	var rng *rand.Rand
 	if opts.Chaos {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
+		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]bool{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]bool{}, rng: rng}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -296,6 +300,17 @@ func (r *recorder) loop() error {
 	return nil
 }
 
+// timeslice is the next run's timeslice: the configured one, or in chaos
+// mode a random one between 1 ms and twice it (like rr's chaos mode,
+// this varies where threads are preempted, to expose more interleavings;
+// the points themselves are recorded, so replay does not depend on it).
+func (r *recorder) timeslice() time.Duration {
+	if r.rng == nil {
+		return r.opts.Timeslice
+	}
+	return time.Millisecond + time.Duration(r.rng.Int64N(int64(2*r.opts.Timeslice)))
+}
+
 // pick asks the scheduler for the next ready task.
 func (r *recorder) pick() *task {
 	tid, ok := r.sched.Pick(func(tid int) bool {
@@ -314,7 +329,7 @@ func (r *recorder) resumeUser(t *task) error {
 	t.state = stRunning
 	r.running = t
 	t.runStart = time.Now()
-	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0)
+	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice())
 	if err := ptrace.Resume(t.tid, ptrace.Syscall, sig); err != nil {
 		return r.lost(t, err)
 	}

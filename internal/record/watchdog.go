@@ -28,10 +28,12 @@ type watchdog struct {
 	others  atomic.Bool  // another task is ready
 	sigHeld atomic.Bool  // a signal waits for the running task
 	fired   atomic.Int64 // tid the watchdog signalled
+	slice   atomic.Int64 // the running task's timeslice in nanoseconds (0: the default)
 }
 
-func (d *watchdog) running(tid int, others, sigHeld bool) {
+func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration) {
 	d.set(others, sigHeld)
+	d.slice.Store(int64(slice))
 	d.since.Store(time.Now().UnixNano())
 	d.tid.Store(int64(tid))
 }
@@ -44,7 +46,7 @@ func (d *watchdog) set(others, sigHeld bool) {
 func (d *watchdog) stopped() { d.tid.Store(0) }
 
 func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
-	period := min(slice, sigSlice) / 2
+	period := min(slice, sigSlice, time.Millisecond) / 2
 	period = max(period, 200*time.Microsecond)
 	tick := time.NewTicker(period)
 	defer tick.Stop()
@@ -59,7 +61,11 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 			continue
 		}
 		ran := time.Since(time.Unix(0, d.since.Load()))
-		if !(d.others.Load() && ran >= slice || d.sigHeld.Load() && ran >= sigSlice) {
+		this := slice
+		if s := time.Duration(d.slice.Load()); s > 0 {
+			this = s
+		}
+		if !(d.others.Load() && ran >= this || d.sigHeld.Load() && ran >= sigSlice) {
 			continue
 		}
 		d.fired.Store(tid)
