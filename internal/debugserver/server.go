@@ -34,6 +34,9 @@ type Server struct {
 	// with a continue that must report the restart position itself.
 	restarted bool
 	div       divState // diversion.go
+	// hw holds the addresses of breakpoints gdb inserted as hardware ones
+	// (Z1): their stops say hwbreak. Both kinds are int3s underneath.
+	hw map[uint64]bool
 }
 
 // New prepares a server for a session stopped at first.
@@ -194,6 +197,14 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 			if err != nil {
 				return gdbrsp.Error(1), false
 			}
+			if s.hw == nil {
+				s.hw = map[uint64]bool{}
+			}
+			if p.Type == gdbrsp.HardwareBreakpoint && p.Insert {
+				s.hw[p.Addr] = true
+			} else {
+				delete(s.hw, p.Addr)
+			}
 			return gdbrsp.Ok(), false
 		}
 		w := replay.Watch{Addr: p.Addr, Size: int(p.Kind), Kind: int(p.Type)}
@@ -347,6 +358,9 @@ func (s *Server) stopReply() []byte {
 	st := s.stop
 	switch st.Kind {
 	case replay.StopBreakpoint:
+		if s.hw[st.Addr] {
+			return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).HwBreak().Bytes()
+		}
 		return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).SwBreak().Bytes()
 	case replay.StopWatch:
 		r := gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid))
