@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -222,7 +223,10 @@ func (r *run) loop(sn *snapshot) {
 	rp := r.rp
 	var err error
 	if sn != nil {
-		if err = rp.restore(sn, rp.q.r); err != nil {
+		t0 := time.Now()
+		err = rp.restore(sn, rp.q.r)
+		rp.snaps.note(func(st *SnapshotStats) { st.RestoreTime += time.Since(t0) })
+		if err != nil {
 			rp.logf("%v; replaying from the start", err)
 			rp.snaps.drop(sn)
 			// A fresh run from the start (the reader was moved).

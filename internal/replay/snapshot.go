@@ -95,6 +95,8 @@ type SnapshotStats struct {
 	LastRunFrom uint64
 	// LastRefusal says why the last snapshot could not be taken.
 	LastRefusal string
+	// Time spent taking and restoring snapshots.
+	TakeTime, RestoreTime time.Duration
 }
 
 // snapshots are a session's snapshots. They are used on the session's
@@ -203,7 +205,9 @@ func (ss *snapshots) after(rp *replayer, ev *trace.Event) {
 	if pin == 0 && time.Since(ss.lastAt) < ss.opts.Interval {
 		return
 	}
+	t0 := time.Now()
 	sn, err := rp.takeSnapshot(ev)
+	ss.note(func(st *SnapshotStats) { st.TakeTime += time.Since(t0) })
 	if err != nil {
 		ss.note(func(st *SnapshotStats) { st.Refused++; st.LastRefusal = err.Error() })
 		// Try again a quarter interval later.
