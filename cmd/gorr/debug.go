@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/gorr-debugger/gorr/internal/debugserver"
 	"github.com/gorr-debugger/gorr/internal/replay"
@@ -81,6 +82,18 @@ func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
 	}
 	if os.Getenv("GORR_LOG_EVENTS") != "" {
 		opts.Log = os.Stderr
+	}
+	// GORR_SNAPSHOTS: "off", or the replay time between snapshots.
+	switch v := os.Getenv("GORR_SNAPSHOTS"); v {
+	case "":
+	case "off":
+		opts.Snapshots.Off = true
+	default:
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			return fatalf("replay: GORR_SNAPSHOTS wants \"off\" or a duration, got %q", v)
+		}
+		opts.Snapshots.Interval = d
 	}
 	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
 	if err != nil {

@@ -4,15 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
-	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
 // StopKind says why a debugged replay stopped.
@@ -70,6 +68,9 @@ type command struct {
 	tid  int32
 	fn   func()
 	done chan struct{}
+	// worker: run fn even after the run ended (it only needs the
+	// session's ptrace thread, not the replay)
+	worker bool
 }
 
 type result struct {
@@ -91,12 +92,16 @@ type Session struct {
 	pos     Pos             // where the current stop is
 	stop    DebugStop
 	ckpts   map[int]Pos
+	ckptAt  map[int]uint64 // boundary whose snapshot a checkpoint keeps
 	nckpt   int
 	started bool
 	shown   uint64 // furthest event whose output was reproduced
 
 	// div is the live copy a diversion runs in (diversion.go).
 	div *diversion
+
+	w     *ptraceWorker // the thread that traces every process of the session
+	snaps *snapshots    // snapshot.go
 }
 
 // run is one replay goroutine.
@@ -105,6 +110,7 @@ type run struct {
 	cmds    chan command
 	results chan result
 	exited  chan struct{}
+	rd      *trace.Reader
 }
 
 // debugState is the replayer's side of a Session.
@@ -141,14 +147,29 @@ type hitKey struct {
 // StartSession starts replaying opts.Reader under a debugger and returns
 // at the first instruction of the recorded program.
 func StartSession(opts Options) (*Session, DebugStop, error) {
-	s := &Session{opts: opts, user: map[uint64]bool{}, ever: map[uint64]bool{}, ckpts: map[int]Pos{}}
+	s := &Session{opts: opts, user: map[uint64]bool{}, ever: map[uint64]bool{}, ckpts: map[int]Pos{},
+		ckptAt: map[int]uint64{}, snaps: newSnapshots(opts.Snapshots)}
+	var err error
+	if s.w, err = newPtraceWorker(opts.BindCPU); err != nil {
+		return nil, DebugStop{}, err
+	}
 	st, err := s.startRun(nil)
 	return s, st, err
 }
 
-// startRun replaces the current replay by a new one from the start of
-// the trace, driven towards g (nil: stop at the start).
+// startRun replaces the current replay by a new one driven towards g
+// (nil: stop at the start), from the latest snapshot before what g needs
+// or else from the start of the trace.
 func (s *Session) startRun(g *goal) (DebugStop, error) {
+	return s.startRunFrom(g, s.snaps.forGoal(g))
+}
+
+// startRunFrom replaces the current replay by a new one from snapshot sn
+// (nil: from the start of the trace), driven towards g.
+func (s *Session) startRunFrom(g *goal, sn *snapshot) (DebugStop, error) {
+	if s.w == nil {
+		return DebugStop{}, errors.New("replay session is closed")
+	}
 	rd := s.opts.Reader
 	if s.started {
 		if s.opts.Reopen == nil {
@@ -161,11 +182,11 @@ func (s *Session) startRun(g *goal) (DebugStop, error) {
 	}
 	s.started = true
 	s.closeRun()
-	r := &run{cmds: make(chan command), results: make(chan result), exited: make(chan struct{})}
+	r := &run{cmds: make(chan command), results: make(chan result), exited: make(chan struct{}), rd: rd}
 	opts := s.opts
 	opts.Reader = rd
 	rp := &replayer{opts: opts, q: queue{r: rd}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}, echoFrom: s.shown,
-		procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}}
+		procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}, stub: s.w.stub, snaps: s.snaps}
 	rp.dbg = &debugState{r: r, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g}
 	for a := range s.user {
 		rp.dbg.user[a] = true
@@ -177,11 +198,11 @@ func (s *Session) startRun(g *goal) (DebugStop, error) {
 	rp.dbg.wvals = map[Watch]string{}
 	r.rp = rp
 	s.cur = r
-	go r.loop()
+	s.w.start(func() { r.loop(sn) })
 	res := <-r.results
 	s.stop = res.stop
 	s.shown = max(s.shown, res.stop.Event)
-	_ = s.do(func() { s.pos = rp.dbg.pos })
+	_ = s.do(func() { s.pos = r.rp.dbg.pos })
 	return res.stop, res.err
 }
 
@@ -193,22 +214,48 @@ func (s *Session) closeRun() {
 	s.cur.cmds <- command{kind: cmdKill}
 	close(s.cur.cmds)
 	<-s.cur.exited
+	if rd := s.cur.rd; rd != nil && rd != s.opts.Reader {
+		_ = rd.Close()
+	}
 	s.cur = nil
 }
 
-func (r *run) loop() {
+// loop runs the replay on the session's ptrace worker: from snapshot sn
+// when it can be restored, else from the start of the trace.
+func (r *run) loop(sn *snapshot) {
 	defer close(r.exited)
-	runtime.LockOSThread()
 	rp := r.rp
-	if rp.opts.BindCPU >= 0 {
-		var set unix.CPUSet
-		set.Set(rp.opts.BindCPU)
-		_ = unix.SchedSetaffinity(0, &set)
+	var err error
+	if sn != nil {
+		t0 := time.Now()
+		err = rp.restore(sn, rp.q.r)
+		rp.snaps.note(func(st *SnapshotStats) { st.RestoreTime += time.Since(t0) })
+		if err != nil {
+			rp.logf("%v; replaying from the start", err)
+			rp.snaps.drop(sn)
+			// A fresh run from the start (the reader was moved).
+			var rd *trace.Reader
+			if rd, err = rp.opts.Reopen(); err == nil {
+				_ = r.rd.Close()
+				r.rd, rp.opts.Reader = rd, rd
+				rp.q = queue{r: rd}
+				sn = nil
+			}
+		} else {
+			rp.snaps.note(func(st *SnapshotStats) { st.Restored++ })
+		}
 	}
-	tmp, err := os.MkdirTemp("", "gorr-replay-")
 	if err == nil {
-		defer os.RemoveAll(tmp)
-		rp.stub, err = tracee.WriteStub(tmp)
+		from := uint64(0)
+		if sn != nil {
+			from = sn.event
+		}
+		rp.snaps.startRun(from)
+		if sn != nil {
+			// The bookkeeping of the boundary the snapshot stands at (a
+			// goal's base may be right there).
+			err = rp.afterEvent(sn.last)
+		}
 	}
 	if err == nil {
 		_, err = rp.run()
@@ -228,6 +275,9 @@ func (r *run) loop() {
 	for c := range r.cmds {
 		switch c.kind {
 		case cmdDo:
+			if c.worker {
+				c.fn()
+			}
 			close(c.done)
 			r.results <- result{}
 		case cmdKill:
@@ -271,6 +321,19 @@ func (s *Session) do(fn func()) error {
 	return nil
 }
 
+// onWorker runs fn on the session's ptrace thread: inside the current
+// run (paused or ended), or directly when there is none.
+func (s *Session) onWorker(fn func()) {
+	if s.cur == nil {
+		s.w.call(fn)
+		return
+	}
+	c := command{kind: cmdDo, fn: fn, done: make(chan struct{}), worker: true}
+	s.cur.cmds <- c
+	<-c.done
+	<-s.cur.results
+}
+
 func (s *Session) resume(c command) (DebugStop, error) {
 	s.EndDiversion() // replay resumes only once a diversion is over
 	if s.cur == nil {
@@ -296,8 +359,15 @@ func (s *Session) Step(tid int32) (DebugStop, error) {
 	return s.resume(command{kind: cmdStep, tid: tid})
 }
 
-// Close kills the replay.
-func (s *Session) Close() { s.closeRun() }
+// Close kills the replay and the snapshots.
+func (s *Session) Close() {
+	s.closeRun()
+	if s.w != nil {
+		s.w.call(s.snaps.killAll)
+		s.w.stop()
+		s.w = nil
+	}
+}
 
 // Threads lists the recorded thread ids of the debugged process.
 func (s *Session) Threads() []int32 {

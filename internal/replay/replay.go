@@ -38,6 +38,9 @@ type Options struct {
 	// Tamper, if set, may modify each event before it is replayed (tests
 	// use it to provoke a divergence).
 	Tamper func(n uint64, ev *trace.Event)
+	// Snapshots configure the snapshots a debug session takes to go
+	// backwards quickly (snapshot.go).
+	Snapshots SnapshotOptions
 }
 
 // Result summarises a replay.
@@ -106,6 +109,11 @@ type replayer struct {
 	procExe, procExeName map[int32]string
 	procAuxv             map[int32][]byte
 	point                *pointSearch // the run towards a preemption point under way
+	// Snapshots (debug sessions): the session's, and whether the replay
+	// stands at the boundary after lastEv.
+	snaps      *snapshots
+	lastEv     *trace.Event
+	atBoundary bool
 }
 
 // Replay runs the whole trace without a debugger.
@@ -146,16 +154,21 @@ func (rp *replayer) run() (*Result, error) {
 			return nil, err
 		}
 		rp.n++
+		rp.atBoundary = false
 		if rp.opts.Tamper != nil {
 			rp.opts.Tamper(rp.n, ev)
 		}
 		if err := rp.step(ev); err != nil {
 			return nil, err
 		}
+		rp.lastEv, rp.atBoundary = ev, true
 		if rp.dbg != nil {
 			if err := rp.afterEvent(ev); err != nil {
 				return nil, err
 			}
+		}
+		if rp.snaps != nil {
+			rp.snaps.after(rp, ev)
 		}
 		if rp.opts.Log != nil {
 			if t := rp.tasks[ev.Tid]; t != nil {

@@ -516,15 +516,15 @@ func (s *Session) atBeginning() (DebugStop, error) {
 
 // ReverseContinue goes back to the last time a breakpoint was hit before
 // the current position, or to the start of the recording (StopStart).
-// It replays from the start twice: once to find that hit, once to reach
-// it.
+// It replays twice: once to find that hit (backwards from snapshot to
+// snapshot, see scanBack), once to reach it.
 func (s *Session) ReverseContinue() (DebugStop, error) {
 	target := s.pos
 	if s.stop.Kind == StopExited || s.stop.Kind == StopEnd {
 		target = Pos{Event: ^uint64(0) >> 1}
 	}
-	g := &goal{kind: goalScan, target: target}
-	if _, err := s.startRun(g); err != nil && !isEnd(err) {
+	g, err := s.scanBack(target) // snapshot.go
+	if err != nil {
 		return DebugStop{}, err
 	}
 	if g.changedInTarget || g.lastWatchEvent != 0 && (g.last == nil || g.lastWatchEvent >= g.last.Event) {
@@ -608,6 +608,7 @@ func (s *Session) Goto(n uint64) (DebugStop, error) {
 func (s *Session) Checkpoint() (int, Pos) {
 	s.nckpt++
 	s.ckpts[s.nckpt] = s.pos
+	s.pinSnapshot(s.nckpt) // snapshot.go
 	return s.nckpt, s.pos
 }
 
@@ -617,6 +618,7 @@ func (s *Session) Checkpoints() map[int]Pos { return s.ckpts }
 // DeleteCheckpoint forgets a checkpoint.
 func (s *Session) DeleteCheckpoint(n int) bool {
 	_, ok := s.ckpts[n]
+	s.unpinSnapshot(n) // snapshot.go
 	delete(s.ckpts, n)
 	return ok
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"os"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -97,6 +98,7 @@ func appendBlocks(dst []byte, enc *zstd.Encoder, src []byte, size int) []byte {
 // uncompressed bytes sequentially.
 type blockReader struct {
 	name     string
+	f        *os.File      // the stream's file (nil when missing)
 	r        *bufio.Reader // nil for a missing (empty) stream
 	dec      *zstd.Decoder
 	next     int64  // file offset of the next block header
@@ -244,4 +246,38 @@ func (b *blockReader) skip(n uint64) error {
 func isEnd(err error) bool {
 	var t *tornError
 	return err == io.EOF || errors.As(err, &t)
+}
+
+// streamMark is a read position of a stream: the block holding it (file
+// offset and stream offset of its first byte) and the position in it.
+type streamMark struct {
+	blockOff int64
+	base     uint64
+	pos      int
+	loaded   bool
+}
+
+func (b *blockReader) mark() streamMark {
+	return streamMark{blockOff: b.blockOff, base: b.base, pos: b.pos, loaded: b.buf != nil}
+}
+
+// seek moves to m: the file is repositioned at m's block, which is read
+// again (one block is decompressed, whatever the distance).
+func (b *blockReader) seek(m streamMark) error {
+	if !m.loaded || b.f == nil {
+		return nil
+	}
+	if _, err := b.f.Seek(m.blockOff, io.SeekStart); err != nil {
+		return fmt.Errorf("trace %s: seek to %d: %w", b.name, m.blockOff, err)
+	}
+	b.r.Reset(b.f)
+	b.next, b.buf, b.pos, b.base, b.err = m.blockOff, nil, 0, m.base, nil
+	if err := b.load(); err != nil {
+		return err
+	}
+	if m.pos > len(b.buf) {
+		return b.corrupt(m.blockOff, "mark position %d beyond the block (%d bytes)", m.pos, len(b.buf))
+	}
+	b.pos = m.pos
+	return nil
 }

@@ -66,6 +66,7 @@ func Open(dir string) (*Reader, error) {
 			return nil, fmt.Errorf("trace: open %s: %w", dir, err)
 		}
 		r.files = append(r.files, f)
+		s.f = f
 		s.r = bufio.NewReaderSize(f, 64<<10)
 	}
 	return r, nil
@@ -240,6 +241,40 @@ func (r *Reader) readData(off, n uint64) ([]byte, error) {
 		return nil, err
 	}
 	return out, nil
+}
+
+// Mark is a reading position of a trace between two events, taken with
+// Reader.Mark and restored with Reader.Seek on another Reader of the same
+// trace.
+type Mark struct {
+	n            uint64
+	events, data streamMark
+}
+
+// Events is the number of events read before the mark.
+func (m Mark) Events() uint64 { return m.n }
+
+// Mark returns the current position (after the events returned so far).
+func (r *Reader) Mark() Mark {
+	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark()}
+}
+
+// Seek moves a Reader that has not failed to a position marked on a
+// Reader of the same trace; the next event returned is the one that
+// followed the mark. It costs one block of each stream, whatever the
+// distance.
+func (r *Reader) Seek(m Mark) error {
+	if r.err != nil {
+		return r.err
+	}
+	if err := r.events.seek(m.events); err != nil {
+		return err
+	}
+	if err := r.data.seek(m.data); err != nil {
+		return err
+	}
+	r.n = m.n
+	return nil
 }
 
 // ReadAll reads the whole trace in dir. For an incomplete trace it

@@ -1,0 +1,279 @@
+package replay_test
+
+import (
+	"context"
+	"debug/elf"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/record"
+	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// longSrc makes two events per iteration (getppid's entry and exit) and
+// calls mark(i) before each.
+const longSrc = `#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+long total;
+long hist[64];
+__attribute__((noinline)) void mark(long i) {
+	total += i * 3;
+	hist[i % 64] = total;
+	asm volatile("" ::: "memory");
+}
+int main(int argc, char **argv) {
+	long n = argc > 1 ? atol(argv[1]) : 10000;
+	for (long i = 0; i < n; i++) {
+		mark(i);
+		getppid();
+	}
+	printf("%ld\n", total);
+	return 0;
+}
+`
+
+// recordC builds src (without PIE) and records it with args; it returns
+// the trace directory and the address of each symbol asked for.
+func recordC(t testing.TB, src string, args []string, syms ...string) (string, map[string]uint64) {
+	t.Helper()
+	dir := t.TempDir()
+	cfile := filepath.Join(dir, "prog.c")
+	os.WriteFile(cfile, []byte(src), 0o644)
+	bin := filepath.Join(dir, "prog")
+	if out, err := exec.Command("gcc", "-O1", "-g", "-no-pie", "-pthread", "-o", bin, cfile).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v %s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, _ := f.Symbols()
+	addrs := map[string]uint64{}
+	for _, s := range all {
+		for _, want := range syms {
+			if s.Name == want {
+				addrs[want] = s.Value
+			}
+		}
+	}
+	f.Close()
+	traceDir := filepath.Join(dir, "trace")
+	w, err := trace.Create(traceDir, trace.Header{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	defer devnull.Close()
+	res, err := record.Record(record.Options{Argv: append([]string{bin}, args...), Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := w.Header()
+	h.ExitStatus = int(res.Status)
+	w.Close(h)
+	return traceDir, addrs
+}
+
+func openSession(t testing.TB, traceDir string, so replay.SnapshotOptions) (*replay.Session, replay.DebugStop) {
+	t.Helper()
+	rd, err := trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rd.Close() })
+	s, first, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Snapshots: so,
+		Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s, first
+}
+
+// deadline runs f, failing the test if it takes longer than d (the
+// session is closed to unblock it).
+func deadline(t testing.TB, d time.Duration, what string, f func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatalf("%s: no answer within %v", what, d)
+	}
+}
+
+// state is what a test compares at a stop: position, registers of the
+// stopped thread, and the program's globals.
+type state struct {
+	pos  replay.Pos
+	regs trace.Regs
+	mem  []byte
+}
+
+func stateOf(t testing.TB, s *replay.Session, st replay.DebugStop, globals uint64, n int) state {
+	t.Helper()
+	r, _, err := s.Regs(st.Tid)
+	if err != nil {
+		t.Fatalf("regs of %d at %+v: %v", st.Tid, st, err)
+	}
+	m, err := s.ReadMem(globals, n)
+	if err != nil {
+		t.Fatalf("read globals: %v", err)
+	}
+	return state{pos: s.Position(), regs: r, mem: m}
+}
+
+func sameState(t testing.TB, what string, got, want state) {
+	t.Helper()
+	if got.regs != want.regs {
+		t.Fatalf("%s: registers differ:\n got rip 0x%x rdi %d rsp 0x%x\nwant rip 0x%x rdi %d rsp 0x%x", what,
+			got.regs[ptrace.RIP], got.regs[ptrace.RDI], got.regs[ptrace.RSP], want.regs[ptrace.RIP], want.regs[ptrace.RDI], want.regs[ptrace.RSP])
+	}
+	if string(got.mem) != string(want.mem) {
+		t.Fatalf("%s: memory differs", what)
+	}
+	if got.pos.Event != want.pos.Event || got.pos.Steps != want.pos.Steps || got.pos.Addr != want.pos.Addr {
+		t.Fatalf("%s: position %+v, want %+v", what, got.pos, want.pos)
+	}
+}
+
+var fastSnaps = replay.SnapshotOptions{Interval: 5 * time.Millisecond, Max: 16}
+
+// Positions reached from a snapshot are those reached from the start:
+// same registers, same memory.
+func TestSnapshotRestoreSameState(t *testing.T) {
+	traceDir, syms := recordC(t, longSrc, []string{"4000"}, "mark", "total")
+	ref, _ := openSession(t, traceDir, replay.SnapshotOptions{Off: true})
+	s, _ := openSession(t, traceDir, fastSnaps)
+	var end replay.DebugStop
+	deadline(t, time.Minute, "continue to the end", func() {
+		var err error
+		if end, err = s.Continue(); err != nil || end.Kind != replay.StopExiting {
+			t.Errorf("continue: %+v %v", end, err)
+		}
+	})
+	st := s.SnapshotStats()
+	if st.Taken == 0 || st.Live == 0 {
+		t.Fatalf("no snapshot taken on the way: %+v", st)
+	}
+	if st.Live > fastSnaps.Max {
+		t.Fatalf("%d snapshots kept, max %d", st.Live, fastSnaps.Max)
+	}
+	last := end.Event
+	for _, e := range []uint64{last / 5, last / 2, last*3/4 + 1, last - 3} {
+		var a, b replay.DebugStop
+		var errA, errB error
+		deadline(t, time.Minute, fmt.Sprintf("goto %d", e), func() {
+			a, errA = ref.Goto(e)
+			b, errB = s.Goto(e)
+		})
+		if errA != nil || errB != nil {
+			t.Fatalf("goto %d: %v / %v", e, errA, errB)
+		}
+		from := s.SnapshotStats().LastRunFrom
+		if from == 0 || from > e {
+			t.Fatalf("goto %d ran from event %d, want a snapshot before it", e, from)
+		}
+		sameState(t, fmt.Sprintf("goto %d (from snapshot at %d)", e, from), stateOf(t, s, b, syms["total"], 8+64*8), stateOf(t, ref, a, syms["total"], 8+64*8))
+	}
+}
+
+// Going backwards near the end of a long recording replays only from a
+// nearby snapshot, and finds what replaying from the start finds.
+func TestSnapshotReverseNearEnd(t *testing.T) {
+	traceDir, syms := recordC(t, longSrc, []string{"6000"}, "mark", "total")
+	ref, _ := openSession(t, traceDir, replay.SnapshotOptions{Off: true})
+	s, _ := openSession(t, traceDir, fastSnaps)
+	for _, x := range []*replay.Session{ref, s} {
+		deadline(t, time.Minute, "continue to the end", func() {
+			if st, err := x.Continue(); err != nil || st.Kind != replay.StopExiting {
+				t.Errorf("continue: %+v %v", st, err)
+			}
+		})
+		if err := x.SetBreakpoint(syms["mark"]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pos := s.Position().Event
+	type op struct {
+		name string
+		do   func(*replay.Session) (replay.DebugStop, error)
+	}
+	ops := []op{
+		{"reverse-continue", (*replay.Session).ReverseContinue},
+		{"reverse-step", (*replay.Session).ReverseStep},
+		{"reverse-step", (*replay.Session).ReverseStep},
+		{"reverse-continue", (*replay.Session).ReverseContinue},
+		{"reverse-continue", (*replay.Session).ReverseContinue},
+		{"step", func(x *replay.Session) (replay.DebugStop, error) { return x.Step(x.Position().Tid) }},
+		{"reverse-step", (*replay.Session).ReverseStep},
+	}
+	for i, o := range ops {
+		var a, b replay.DebugStop
+		var errA, errB error
+		before := s.SnapshotStats().EventsReplayed
+		deadline(t, 2*time.Minute, o.name, func() {
+			a, errA = o.do(ref)
+			b, errB = o.do(s)
+		})
+		if errA != nil || errB != nil {
+			t.Fatalf("%d %s: %v / %v", i, o.name, errA, errB)
+		}
+		if a.Kind != b.Kind {
+			t.Fatalf("%d %s: stop %v from snapshots, %v from the start", i, o.name, b.Kind, a.Kind)
+		}
+		cost := s.SnapshotStats().EventsReplayed - before
+		t.Logf("%s at event %d: %d events replayed with snapshots (position %d)", o.name, s.Position().Event, cost, pos)
+		if o.name != "step" && cost > pos/4 {
+			t.Errorf("%s replayed %d events at position %d: snapshots not used", o.name, cost, pos)
+		}
+		sameState(t, fmt.Sprintf("%d %s", i, o.name), stateOf(t, s, b, syms["total"], 8+64*8), stateOf(t, ref, a, syms["total"], 8+64*8))
+	}
+}
+
+// A user checkpoint keeps a snapshot; restarting at it later replays
+// only from there.
+func TestSnapshotCheckpointRestart(t *testing.T) {
+	traceDir, syms := recordC(t, longSrc, []string{"3000"}, "mark", "total")
+	s, _ := openSession(t, traceDir, replay.SnapshotOptions{Interval: time.Hour})
+	var mid replay.DebugStop
+	deadline(t, time.Minute, "goto", func() {
+		var err error
+		if mid, err = s.Goto(3000); err != nil {
+			t.Errorf("goto: %v", err)
+		}
+	})
+	want := stateOf(t, s, mid, syms["total"], 8+64*8)
+	n, _ := s.Checkpoint()
+	if st := s.SnapshotStats(); st.Live != 1 {
+		t.Fatalf("checkpoint at a boundary kept no snapshot: %+v", st)
+	}
+	deadline(t, time.Minute, "continue", func() { s.Continue() })
+	before := s.SnapshotStats().EventsReplayed
+	var got replay.DebugStop
+	deadline(t, time.Minute, "restart", func() {
+		var err error
+		if got, err = s.RestartCheckpoint(n); err != nil {
+			t.Errorf("restart: %v", err)
+		}
+	})
+	if cost := s.SnapshotStats().EventsReplayed - before; cost > 10 {
+		t.Errorf("restart at checkpoint replayed %d events", cost)
+	}
+	sameState(t, "restart", stateOf(t, s, got, syms["total"], 8+64*8), want)
+	s.DeleteCheckpoint(n)
+	if st := s.SnapshotStats(); st.Live != 1 {
+		// Unpinned, it is an ordinary snapshot now (max 32).
+		t.Fatalf("after delete: %+v", st)
+	}
+}
