@@ -42,7 +42,8 @@ func TestGDBReverseOverCalls(t *testing.T) {
 		"reverse-next", "info line *$pc",
 		"next", "reverse-step", "info line *$pc", "print r", "bt 1",
 		"reverse-finish", "info line *$pc",
-		"reverse-next", "info line *$pc", "reverse-next", "info line *$pc", "print a")
+		"reverse-next", "info line *$pc", "reverse-next", "info line *$pc", "print a",
+		"delete", "continue", "reverse-stepi", "bt 1")
 	lines := regexp.MustCompile(`Line (\d+) of "[^"]*calls.c"`).FindAllStringSubmatch(out, -1)
 	var got []string
 	for _, l := range lines {
@@ -61,6 +62,10 @@ func TestGDBReverseOverCalls(t *testing.T) {
 	}
 	if !strings.Contains(out, "twice (v=5)") {
 		t.Errorf("reverse-step did not enter twice:\n%s", out)
+	}
+	// From the stop just before the exit, one instruction back is in _exit.
+	if !regexp.MustCompile(`received signal SIGKILL(?s:.*)#0 .*_exit`).MatchString(out) {
+		t.Errorf("reverse-stepi from the exit did not stay in _exit:\n%s", out)
 	}
 }
 

@@ -549,6 +549,18 @@ func (s *Session) ReverseContinue() (DebugStop, error) {
 func (s *Session) ReverseStep() (DebugStop, error) {
 	cur := s.pos
 	switch {
+	case cur.Addr == exitingAddr && cur.Steps == 0:
+		// The stop just before the process exits is at its exit call:
+		// the instruction before is that call's syscall instruction, the
+		// last of the run that ends at this event.
+		g := &goal{kind: goalCountSteps, toCall: true, target: Pos{Event: cur.Event - 1, Tid: cur.Tid}, from: cur.Event - 1}
+		if _, err := s.startRun(g); err != nil && !isEnd(err) {
+			return DebugStop{}, err
+		}
+		if g.done && g.counted > 0 {
+			return s.startRun(&goal{kind: goalReach, target: Pos{Event: cur.Event - 1, Tid: cur.Tid, Steps: g.counted - 1}, stopKind: StopStep})
+		}
+		return s.atBeginning()
 	case cur.Steps > 0:
 		t := cur
 		t.Steps--
