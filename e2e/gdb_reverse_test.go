@@ -285,6 +285,43 @@ func TestGDBPreemptedThreads(t *testing.T) {
 	if strings.Count(out, "Breakpoint 2, spinner") != 2 {
 		t.Errorf("want the spinner breakpoint hit forwards and again backwards:\n%s", out)
 	}
+
+	// A breakpoint on the very instruction where replay looks for a
+	// preemption point, inserted while the search is under way (the pad
+	// over that instruction gives way to a breakpoint), hit, then deleted
+	// (the search keeps its own breakpoint): the replay still ends with
+	// the recorded values.
+	js, err := exec.Command(gorrBin, "dump", "--json", traceDir).Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var site string
+	for _, line := range strings.Split(string(js), "\n") {
+		if strings.Contains(line, `"SCHED"`) && !strings.Contains(line, `"site_len":0`) {
+			if r := regexp.MustCompile(`"rip":"(0x[0-9a-f]+)"`).FindStringSubmatch(line); r != nil {
+				site = r[1]
+				break
+			}
+		}
+	}
+	if site == "" {
+		t.Fatalf("no preemption point with a site in:\n%s", js)
+	}
+	out = gdbBatch(t, traceDir,
+		"break spin.c:23", "break spinner", "continue", "break *"+site, "continue", "print $pc",
+		"delete 3", "continue", "print spins")
+	if !strings.Contains(out, "Breakpoint 3, ") || !strings.Contains(out, "= (void (*)()) "+site) {
+		t.Errorf("the breakpoint at the point's site %s was not hit:\n%s", site, out)
+	}
+	if !regexp.MustCompile(`(?m)^\$\d+ = `+m[2]+`$`).MatchString(out) {
+		t.Errorf("spins after the breakpoint games: want %s (recorded)\n%s", m[2], out)
+	}
+	// The same breakpoint set before the search starts (the search then
+	// shares it), hit and deleted (the search goes back to a pad).
+	out = gdbBatch(t, traceDir, "break spin.c:23", "break *"+site, "continue", "delete 2", "continue", "print spins")
+	if !strings.Contains(out, "Breakpoint 2, ") || !regexp.MustCompile(`(?m)^\$\d+ = `+m[2]+`$`).MatchString(out) {
+		t.Errorf("breakpoint at the site from the start: want a hit, then spins = %s (recorded)\n%s", m[2], out)
+	}
 }
 
 const readWatchProg = `#include <stdio.h>

@@ -482,6 +482,9 @@ func (rp *replayer) removeBreakpoint(addr uint64) error {
 		return nil
 	}
 	delete(rp.dbg.bps, addr)
+	if ps := rp.point; ps != nil && ps.t.proc == rp.debugProc() && addr >= ps.site && addr < ps.site+uint64(ps.n) {
+		return rp.pointReclaim(ps, addr, orig)
+	}
 	if t := rp.debugTask(); t != nil {
 		return t.mem.WriteMem(addr, []byte{orig})
 	}
@@ -492,6 +495,11 @@ func (rp *replayer) insertBreakpoint(addr uint64) error {
 	t := rp.debugTask()
 	if t == nil {
 		return errors.New("no process")
+	}
+	if ps := rp.point; ps != nil && ps.t.proc == t.proc {
+		if err := rp.pointYield(ps, addr); err != nil {
+			return err
+		}
 	}
 	var b [1]byte
 	if err := t.mem.ReadMem(addr, b[:]); err != nil {

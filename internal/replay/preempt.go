@@ -28,10 +28,13 @@ type pointSearch struct {
 	t         *rtask
 	pad       *asyncpoint.Pad
 	site      uint64
+	n         int  // bytes of the site (at least 1)
 	orig      byte   // the byte under our own breakpoint (no pad)
 	ownBp     bool   // our breakpoint is planted (no pad)
 	dbgBp     bool   // a debugger breakpoint is (also) at the site
 	padOrig   []byte // the site's bytes under the pad's jump
+	padSaved  *asyncpoint.Pad // the pad while a debugger breakpoint in its site displaces it
+	page      uint64 // the pad's page (mapped until the search ends)
 	words     []asyncpoint.Word
 	found     bool
 	arrivals  int      // arrivals examined by the tracer
@@ -52,7 +55,7 @@ func (rp *replayer) preempt(ev *trace.Event) error {
 	if err := rp.resume(t, -1); err != nil {
 		return err
 	}
-	ps := &pointSearch{ev: ev, t: t, site: ev.Regs[ptrace.RIP]}
+	ps := &pointSearch{ev: ev, t: t, site: ev.Regs[ptrace.RIP], n: max(int(ev.Flags&0xff), 1)}
 	for _, m := range ev.Mem {
 		if len(m.Data) == 8 {
 			ps.words = append(ps.words, asyncpoint.Word{Addr: m.Addr, Value: binary.LittleEndian.Uint64(m.Data)})
@@ -72,6 +75,8 @@ func (rp *replayer) preempt(ev *trace.Event) error {
 		if ps.pad, ps.padOrig, err = rp.installPad(t, ev, n, ps.words); err != nil {
 			rp.logf("event %d: no pad at 0x%x (%v); checking every arrival", rp.n, ps.site, err)
 			ps.pad = nil
+		} else {
+			ps.page = ps.pad.Addr
 		}
 	}
 	if ps.pad == nil {
@@ -201,18 +206,90 @@ func (rp *replayer) removePoint(ps *pointSearch) error {
 	}
 	if ps.ownBp {
 		ps.ownBp = false
-		return t.mem.WriteMem(ps.site, []byte{ps.orig})
+		if err := t.mem.WriteMem(ps.site, []byte{ps.orig}); err != nil {
+			return err
+		}
 	}
-	if ps.pad == nil {
-		return nil
+	if ps.pad != nil {
+		if err := t.mem.WriteMem(ps.pad.Site, ps.padOrig); err != nil {
+			return err
+		}
+		ps.pad = nil
 	}
-	pad := ps.pad
-	ps.pad = nil
-	if err := t.mem.WriteMem(pad.Site, ps.padOrig); err != nil {
+	if ps.page != 0 {
+		page := ps.page
+		ps.page = 0
+		if _, err := tracee.MustInject(t.real, uint64(ps.ev.Result), unix.SYS_MUNMAP, page, asyncpoint.PadSize); err != nil {
+			return fmt.Errorf("remove pad: %w", err)
+		}
+	}
+	return nil
+}
+
+// pointReclaim removes the debugger's breakpoint at addr (with original
+// byte orig) inside the site of the search under way: when no debugger
+// breakpoint is left in the site, the pad's jump goes back (the search
+// runs at native speed again); otherwise a breakpoint at the site itself
+// stays, as the search's own.
+func (rp *replayer) pointReclaim(ps *pointSearch, addr uint64, orig byte) error {
+	t := ps.t
+	if addr == ps.site && ps.dbgBp {
+		ps.dbgBp, ps.ownBp, ps.orig = false, true, orig
+	} else if err := t.mem.WriteMem(addr, []byte{orig}); err != nil {
 		return err
 	}
-	if _, err := tracee.MustInject(t.real, uint64(ps.ev.Result), unix.SYS_MUNMAP, pad.Addr, asyncpoint.PadSize); err != nil {
-		return fmt.Errorf("remove pad: %w", err)
+	n := int(ps.ev.Flags & 0xff)
+	if n < asyncpoint.JumpLen || rp.debugBpIn(t, ps.site, uint64(n)) {
+		return nil
+	}
+	if r, err := ptrace.GetRegs(t.real); err != nil || r[ptrace.RIP] > ps.site && r[ptrace.RIP] < ps.site+uint64(n) {
+		return nil // the thread stands inside the site: keep the breakpoint
+	}
+	if ps.padSaved != nil {
+		if err := t.mem.WriteMem(ps.site, ps.padSaved.Jump); err != nil {
+			return err
+		}
+		ps.pad, ps.padSaved, ps.ownBp = ps.padSaved, nil, false
+		return nil
+	}
+	if ps.page == 0 && ps.ownBp {
+		// The search began by a breakpoint because the debugger had one
+		// in the site: now a pad can take over.
+		if err := t.mem.WriteMem(ps.site, []byte{ps.orig}); err != nil {
+			return err
+		}
+		ps.ownBp = false
+		pad, orig, err := rp.installPad(t, ps.ev, n, ps.words)
+		if err != nil {
+			ps.ownBp = true
+			return t.mem.WriteMem(ps.site, []byte{0xcc})
+		}
+		ps.pad, ps.padOrig, ps.page = pad, orig, pad.Addr
+	}
+	return nil
+}
+
+// pointYield makes room for a debugger breakpoint at addr during a
+// search: a breakpoint inside the pad's site turns the search into one
+// by a breakpoint at the site (the jump goes), and a debugger breakpoint
+// at the site takes over the search's own (same int3, with the original
+// byte recorded).
+func (rp *replayer) pointYield(ps *pointSearch, addr uint64) error {
+	if ps.pad != nil && addr >= ps.pad.Site && addr < ps.pad.Site+uint64(len(ps.padOrig)) {
+		if err := ps.t.mem.WriteMem(ps.pad.Site, ps.padOrig); err != nil {
+			return err
+		}
+		ps.padSaved, ps.pad = ps.pad, nil
+		ps.orig, ps.ownBp = ps.padOrig[0], true
+		if err := ps.t.mem.WriteMem(ps.site, []byte{0xcc}); err != nil {
+			return err
+		}
+	}
+	if ps.ownBp && addr == ps.site {
+		ps.ownBp, ps.dbgBp = false, true
+		if _, ok := rp.dbg.bps[addr]; !ok {
+			rp.dbg.bps[addr] = ps.orig
+		}
 	}
 	return nil
 }
@@ -325,8 +402,8 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 	}
 	if ev.Checksum != 0 {
 		var lo, hi uint64
-		if ps.pad != nil {
-			lo, hi = ps.pad.Addr, ps.pad.Addr+asyncpoint.PadSize
+		if ps.page != 0 {
+			lo, hi = ps.page, ps.page+asyncpoint.PadSize
 		}
 		sum, err := tracee.ChecksumExcept(t.real, t.mem, lo, hi)
 		if err != nil {
