@@ -313,7 +313,7 @@ func TestGDBPreemptedThreads(t *testing.T) {
 	if !strings.Contains(out, "Breakpoint 3, ") || !strings.Contains(out, "= (void (*)()) "+site) {
 		t.Errorf("the breakpoint at the point's site %s was not hit:\n%s", site, out)
 	}
-	if !regexp.MustCompile(`(?m)^\$\d+ = `+m[2]+`$`).MatchString(out) {
+	if !regexp.MustCompile(`(?m)^\$\d+ = ` + m[2] + `$`).MatchString(out) {
 		t.Errorf("spins after the breakpoint games: want %s (recorded)\n%s", m[2], out)
 	}
 	// The same breakpoint set before the search starts (the search then

@@ -28,13 +28,13 @@ type pointSearch struct {
 	t         *rtask
 	pad       *asyncpoint.Pad
 	site      uint64
-	n         int  // bytes of the site (at least 1)
-	orig      byte   // the byte under our own breakpoint (no pad)
-	ownBp     bool   // our breakpoint is planted (no pad)
-	dbgBp     bool   // a debugger breakpoint is (also) at the site
-	padOrig   []byte // the site's bytes under the pad's jump
+	n         int             // bytes of the site (at least 1)
+	orig      byte            // the byte under our own breakpoint (no pad)
+	ownBp     bool            // our breakpoint is planted (no pad)
+	dbgBp     bool            // a debugger breakpoint is (also) at the site
+	padOrig   []byte          // the site's bytes under the pad's jump
 	padSaved  *asyncpoint.Pad // the pad while a debugger breakpoint in its site displaces it
-	page      uint64 // the pad's page (mapped until the search ends)
+	page      uint64          // the pad's page (mapped until the search ends)
 	words     []asyncpoint.Word
 	found     bool
 	arrivals  int      // arrivals examined by the tracer
