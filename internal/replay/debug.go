@@ -294,6 +294,11 @@ func (rp *replayer) pause(st DebugStop) (command, error) {
 	st.Event = rp.n
 	d.goal = nil
 	rp.snapshotWatches()
+	if ps := rp.point; ps != nil && ps.timer != nil {
+		// The user's time at a stop does not count against the search.
+		ps.timer.Stop()
+		defer ps.timer.Reset(pointDeadline)
+	}
 	d.r.results <- result{stop: st}
 	for c := range d.r.cmds {
 		switch c.kind {

@@ -16,8 +16,9 @@ import (
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
-// pointDeadline bounds the search for one preemption point in an
-// autopilot replay: a thread that diverged could otherwise loop forever.
+// pointDeadline bounds the search for one preemption point (time at
+// debugger stops excluded): a thread that diverged could otherwise loop
+// forever.
 const pointDeadline = 60 * time.Second
 
 // pointSearch is the state of a run towards a preemption point (a
@@ -29,6 +30,7 @@ type pointSearch struct {
 	pad       *asyncpoint.Pad
 	site      uint64
 	n         int             // bytes of the site (at least 1)
+	timer     *time.Timer     // kills the thread when it does not arrive in time
 	orig      byte            // the byte under our own breakpoint (no pad)
 	ownBp     bool            // our breakpoint is planted (no pad)
 	dbgBp     bool            // a debugger breakpoint is (also) at the site
@@ -85,13 +87,11 @@ func (rp *replayer) preempt(ev *trace.Event) error {
 		}
 	}
 	var timedOut atomic.Bool
-	if rp.dbg == nil {
-		timer := time.AfterFunc(pointDeadline, func() {
-			timedOut.Store(true)
-			_ = unix.Tgkill(tracee.Tgid(t.real), t.real, unix.SIGKILL)
-		})
-		defer timer.Stop()
-	}
+	ps.timer = time.AfterFunc(pointDeadline, func() {
+		timedOut.Store(true)
+		_ = unix.Tgkill(tracee.Tgid(t.real), t.real, unix.SIGKILL)
+	})
+	defer ps.timer.Stop()
 	rp.point = ps
 	_, err = rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(unix.SIGTRAP))
 	rp.point = nil
