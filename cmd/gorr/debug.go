@@ -129,8 +129,16 @@ func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
 		return fatalf("replay: the trace has no executable to debug")
 	}
 	addr := l.Addr().String()
-	if os.Getenv("GORR_LOG_RSP") != "" {
+	if v := os.Getenv("GORR_LOG_RSP"); v != "" {
+		// A path logs to that file (useful when a front end such as
+		// Delve swallows gorr's stderr); anything else to stderr.
 		srv.Log = os.Stderr
+		if strings.HasPrefix(v, "/") {
+			if f, err := os.OpenFile(v, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600); err == nil {
+				defer f.Close()
+				srv.Log = f
+			}
+		}
 	}
 	if serveOnly {
 		fmt.Fprintf(os.Stderr, "Launch debugger with\n  'gdb' '-l' '10000' '-ex' 'set sysroot /' '-ex' 'target extended-remote %s' '%s'\n", addr, exe)

@@ -66,13 +66,15 @@ func (s *Server) ServeListener(l net.Listener) error {
 	return s.Serve(c)
 }
 
-// Serve speaks the protocol over rw.
+// Serve speaks the protocol over rw. Once acknowledgements are off
+// (QStartNoAckMode), packets are read by a goroutine of their own, so
+// that an interrupt (Ctrl-C in gdb) reaches a request that is running.
 func (s *Server) Serve(rw io.ReadWriter) error {
 	s.conn = gdbrsp.NewConn(rw)
-	for {
+	for !s.conn.NoAck() {
 		data, err := s.conn.ReadPacket()
 		if errors.Is(err, gdbrsp.ErrInterrupt) {
-			continue // replay runs to completion of each request quickly
+			continue // nothing runs
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -80,19 +82,103 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 			}
 			return err
 		}
-		reply, done := s.handle(data)
-		if s.Log != nil {
-			fmt.Fprintf(s.Log, "gorr rsp: <- %q\ngorr rsp: -> %q\n", data, reply)
+		if done, err := s.answer(data); done || err != nil {
+			return err
 		}
-		if reply != nil {
-			if err := s.conn.WritePacket(reply); err != nil {
+	}
+	type packet struct {
+		data []byte
+		err  error
+	}
+	in := make(chan packet)
+	quit := make(chan struct{})
+	defer close(quit)
+	go func() {
+		for {
+			data, err := s.conn.ReadPacket()
+			select {
+			case in <- packet{data, err}:
+			case <-quit:
+				return
+			}
+			if err != nil && !errors.Is(err, gdbrsp.ErrInterrupt) {
+				return
+			}
+		}
+	}()
+	for {
+		p := <-in
+		if errors.Is(p.err, gdbrsp.ErrInterrupt) {
+			continue // nothing runs
+		}
+		if p.err != nil {
+			if errors.Is(p.err, io.EOF) {
+				return nil
+			}
+			return p.err
+		}
+		type answered struct {
+			done bool
+			err  error
+		}
+		res := make(chan answered, 1)
+		go func() {
+			done, err := s.answer(p.data)
+			res <- answered{done, err}
+		}()
+		var next []packet // packets that came while this one ran
+	wait:
+		for {
+			select {
+			case a := <-res:
+				if a.done || a.err != nil {
+					return a.err
+				}
+				break wait
+			case q := <-in:
+				if errors.Is(q.err, gdbrsp.ErrInterrupt) {
+					s.sess.Interrupt()
+					continue
+				}
+				// Clients do not send packets while the target runs in
+				// all-stop mode, but some pipeline requests: answer them
+				// after this one, in order.
+				next = append(next, q)
+				if q.err != nil {
+					a := <-res
+					if a.done || a.err != nil {
+						return a.err
+					}
+					break wait
+				}
+			}
+		}
+		for _, q := range next {
+			if q.err != nil {
+				if errors.Is(q.err, io.EOF) {
+					return nil
+				}
+				return q.err
+			}
+			if done, err := s.answer(q.data); done || err != nil {
 				return err
 			}
 		}
-		if done {
-			return nil
+	}
+}
+
+// answer handles one packet and writes the reply.
+func (s *Server) answer(data []byte) (done bool, err error) {
+	reply, done := s.handle(data)
+	if s.Log != nil {
+		fmt.Fprintf(s.Log, "gorr rsp: <- %q\ngorr rsp: -> %q\n", data, reply)
+	}
+	if reply != nil {
+		if err := s.conn.WritePacket(reply); err != nil {
+			return true, err
 		}
 	}
+	return done, nil
 }
 
 func (s *Server) threadID(tid int32) gdbrsp.ThreadID {

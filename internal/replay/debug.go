@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -102,7 +103,16 @@ type Session struct {
 
 	w     *ptraceWorker // the thread that traces every process of the session
 	snaps *snapshots    // snapshot.go
+
+	// interrupt asks the running replay to stop at the next event
+	// (Interrupt: gdb's Ctrl-C).
+	interrupt atomic.Bool
 }
+
+// Interrupt asks a running Continue or Step to stop at the next event
+// boundary, with a SIGINT stop (as gdb expects after Ctrl-C). It may be
+// called from any goroutine; it has no effect when nothing runs.
+func (s *Session) Interrupt() { s.interrupt.Store(true) }
 
 // run is one replay goroutine.
 type run struct {
@@ -133,6 +143,7 @@ type debugState struct {
 	restoreAt  uint64
 	skipReport bool
 	watchStop  *DebugStop // a watchpoint triggered by the last event
+	interrupt  *atomic.Bool
 	// Read and access watchpoints (readwatch.go): the stepping state, and
 	// whether the pending step was asked by the user.
 	rw       rwState
@@ -187,7 +198,8 @@ func (s *Session) startRunFrom(g *goal, sn *snapshot) (DebugStop, error) {
 	opts.Reader = rd
 	rp := &replayer{opts: opts, q: queue{r: rd}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}, echoFrom: s.shown,
 		procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}, stub: s.w.stub, snaps: s.snaps}
-	rp.dbg = &debugState{r: r, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g}
+	rp.dbg = &debugState{r: r, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g,
+		interrupt: &s.interrupt}
 	for a := range s.user {
 		rp.dbg.user[a] = true
 	}
@@ -340,6 +352,7 @@ func (s *Session) onWorker(fn func()) {
 }
 
 func (s *Session) resume(c command) (DebugStop, error) {
+	s.interrupt.Store(false)
 	s.EndDiversion() // replay resumes only once a diversion is over
 	if s.cur == nil {
 		return DebugStop{Kind: StopEnd}, io.EOF

@@ -418,6 +418,16 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 		}
 	case d.goal == nil && ev.Kind == trace.KindExit && ev.Tid == d.pid:
 		stop = &DebugStop{Kind: StopExited, Tid: ev.Tid, Status: unix.WaitStatus(ev.Result)}
+	case d.goal == nil && d.started && d.interrupt != nil && d.interrupt.CompareAndSwap(true, false):
+		// gdb's Ctrl-C: stop at this boundary.
+		tid := ev.Tid
+		if t := rp.tasks[tid]; t == nil || t.gone || t.proc != rp.debugProc() {
+			if t := rp.debugTask(); t != nil {
+				tid = t.rec
+			}
+		}
+		boundary.Tid = tid
+		stop = &DebugStop{Kind: StopSignal, Tid: tid, Signal: int(unix.SIGINT)}
 	case d.stepping != 0 && ev.Tid == d.stepping && ev.Kind != trace.KindSyscallEntry:
 		d.stepping = 0
 		if g := d.goal; g != nil {
