@@ -352,8 +352,8 @@ func (s *Session) onWorker(fn func()) {
 }
 
 func (s *Session) resume(c command) (DebugStop, error) {
-	s.interrupt.Store(false)
-	s.EndDiversion() // replay resumes only once a diversion is over
+	defer s.interrupt.Store(false) // an interrupt ends with the request it interrupted
+	s.EndDiversion()               // replay resumes only once a diversion is over
 	if s.cur == nil {
 		return DebugStop{Kind: StopEnd}, io.EOF
 	}
