@@ -148,6 +148,13 @@ func (rp *replayer) divert(tid int32) (*diversion, error) {
 		d.kill()
 		return nil, fmt.Errorf("divert: %w", err)
 	}
+	if ps := rp.point; ps != nil && ps.t.proc == t.proc {
+		err = d.unpatchPoint(ps)
+	}
+	if err != nil {
+		d.kill()
+		return nil, fmt.Errorf("divert: %w", err)
+	}
 	return d, nil
 }
 
@@ -279,6 +286,22 @@ func (d *diversion) setup(at uint64, orig [2]byte, bps map[uint64]byte) error {
 	r := d.start
 	r[ptrace.ORIGRAX] = ^uint64(0) // no system call to restart in the copy
 	return ptrace.SetRegs(d.pid, &r)
+}
+
+// unpatchPoint puts back, in the copy, the original bytes under the pad
+// or breakpoint of a preemption-point search under way (the call must
+// run the program's own code).
+func (d *diversion) unpatchPoint(ps *pointSearch) error {
+	if ps == nil {
+		return nil
+	}
+	if ps.pad != nil {
+		return d.mem.WriteMem(ps.pad.Site, ps.padOrig)
+	}
+	if ps.ownBp {
+		return d.mem.WriteMem(ps.site, []byte{ps.orig})
+	}
+	return nil
 }
 
 // kill ends the copy and reaps it.
