@@ -149,6 +149,8 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[u
 			return fmt.Errorf("tid %d: checksum at a preemption point: %w", t.tid, err)
 		}
 		ev.Checksum = sum
+	} else {
+		ev.StackSum = tracee.StackSum(t.tid, t.mem, regs[ptrace.RSP])
 	}
 	r.logf("tid %d: point at 0x%x after %d steps (site %d bytes, %d words, checksum %v)", t.tid, regs[ptrace.RIP], step, siteLen, len(ev.Mem), time.Since(t0))
 	if err := r.emit(ev); err != nil {

@@ -400,6 +400,11 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 			}
 		}
 	}
+	if ev.StackSum != 0 {
+		if sum := tracee.StackSum(t.real, t.mem, r[ptrace.RSP]); sum != ev.StackSum {
+			return []string{fmt.Sprintf("stack checksum: recorded 0x%x, replay 0x%x", ev.StackSum, sum)}
+		}
+	}
 	if ev.Checksum != 0 {
 		var lo, hi uint64
 		if ps.page != 0 {

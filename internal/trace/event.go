@@ -36,7 +36,8 @@ const (
 	// calls (it is switched out there, or a held signal is delivered
 	// there). Regs are its registers at the point, Mem the identity words
 	// (8-byte values the thread's loop touched), XState the FXSAVE area
-	// up to xmm15, Checksum a memory checksum (0: not taken), Flags the
+	// up to xmm15, Checksum a memory checksum (0: not taken; StackSum then
+	// sums the thread's stack around rsp), Flags the
 	// length of the site at rip (0: none), Result the address of a
 	// syscall instruction. See docs/preemption.md.
 	KindSched
@@ -85,4 +86,7 @@ type Event struct {
 	// Checksum, when non-zero, is a checksum of the process's writable
 	// memory after the event (record --checksum); replay verifies it.
 	Checksum uint64
+	// StackSum, when non-zero, is a checksum of the stack of task Tid
+	// around its stack pointer (KindSched points taken without Checksum).
+	StackSum uint64
 }

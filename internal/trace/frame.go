@@ -34,6 +34,7 @@ const (
 	evText    = 14 // len: bytes
 	evEmpty   = 15 // varint: bit 0: Mem is empty but not nil; bit 1: same for Maps
 	evSum     = 16 // varint: memory checksum (record --checksum)
+	evStack   = 17 // varint: checksum of the thread's stack (KindSched)
 )
 
 // MemWrite field numbers.
@@ -185,6 +186,7 @@ func (e *encoder) appendEvent(b []byte, ev *Event) []byte {
 	}
 	b = appendString(b, evText, ev.Text)
 	b = appendUint(b, evSum, ev.Checksum)
+	b = appendUint(b, evStack, ev.StackSum)
 	var empty uint64
 	if ev.Mem != nil && len(ev.Mem) == 0 {
 		empty |= 1
@@ -454,6 +456,11 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 				return nil, err
 			}
 			ev.Checksum = v
+		case evStack:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return nil, err
+			}
+			ev.StackSum = v
 		case evEmpty:
 			if err := wantWire(field, wire, wireVarint); err != nil {
 				return nil, err

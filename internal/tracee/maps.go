@@ -207,3 +207,34 @@ func FindGapNear(near, size, reach uint64, maps []Map) uint64 {
 	}
 	return best
 }
+
+// StackSum is an FNV-1a hash of the 256 bytes at a thread's stack
+// pointer (within the mapping that holds it): the current frame, where
+// unoptimised loops keep their variables. It helps identify a thread's
+// state when a checksum of all memory cannot be taken. The span is kept
+// short so that it stays within the thread's own stack (a Go stack is a
+// small block of the heap, next to memory that blocked system calls of
+// other threads may be writing).
+func StackSum(pid int, mem *Mem, sp uint64) uint64 {
+	maps, err := Maps(pid)
+	if err != nil {
+		return 1
+	}
+	lo, hi := sp, sp+256
+	for _, m := range maps {
+		if sp >= m.Start && sp < m.End {
+			lo, hi = max(lo, m.Start), min(hi, m.End)
+			break
+		}
+	}
+	if hi <= lo {
+		return 1
+	}
+	buf := make([]byte, hi-lo)
+	n := mem.ReadPartial(lo, buf)
+	h := uint64(14695981039346656037)
+	for _, c := range buf[:n] {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h | 1
+}
