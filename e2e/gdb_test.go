@@ -127,8 +127,22 @@ func TestGDBThreads(t *testing.T) {
 // gorr replay -s prints rr's launch lines, which Delve parses.
 func TestDebugServerLaunchLines(t *testing.T) {
 	traceDir, _ := recordGDBProg(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	lines := startDebugServer(t, traceDir)
+	if len(lines) < 2 || lines[0] != "Launch debugger with" ||
+		!regexp.MustCompile(`^  'gdb' '-l' '10000' '-ex' 'set sysroot /' '-ex' 'target extended-remote 127\.0\.0\.1:\d+' '/.+'$`).MatchString(lines[1]) {
+		t.Fatalf("launch lines: %q", lines)
+	}
+	if !bytes.Contains([]byte(lines[1]), []byte(traceDir)) {
+		t.Errorf("the executable should be the copy captured in the trace: %s", lines[1])
+	}
+}
+
+// startDebugServer runs `gorr replay --dbgport=0 TRACE` (killed when the
+// test ends, at the latest after 60 s) and returns the two launch lines
+// it prints.
+func startDebugServer(t *testing.T, traceDir string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	cmd := exec.CommandContext(ctx, gorrBin, "replay", "--dbgport=0", traceDir)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
@@ -137,19 +151,16 @@ func TestDebugServerLaunchLines(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
+	t.Cleanup(func() {
+		cancel()
+		_ = cmd.Wait()
+	})
 	sc := bufio.NewScanner(stderr)
 	var lines []string
 	for len(lines) < 2 && sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
-	if len(lines) < 2 || lines[0] != "Launch debugger with" ||
-		!regexp.MustCompile(`^  'gdb' '-l' '10000' '-ex' 'set sysroot /' '-ex' 'target extended-remote 127\.0\.0\.1:\d+' '/.+'$`).MatchString(lines[1]) {
-		t.Fatalf("launch lines: %q", lines)
-	}
-	if !bytes.Contains([]byte(lines[1]), []byte(traceDir)) {
-		t.Errorf("the executable should be the copy captured in the trace: %s", lines[1])
-	}
+	return lines
 }
 
 // Backwards: reverse-continue lands on earlier hits with the values the

@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bufio"
-	"context"
 	"net"
-	"os/exec"
 	"regexp"
 	"strings"
 	"testing"
@@ -30,27 +27,12 @@ int main(void) {
 // the next event with SIGINT; continuing then runs on to the end.
 func TestDebugServerInterrupt(t *testing.T) {
 	traceDir, _ := recordC(t, "many", manyCallsProg)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, gorrBin, "replay", "--dbgport=0", traceDir)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
+	lines := startDebugServer(t, traceDir)
+	m := regexp.MustCompile(`target extended-remote (127\.0\.0\.1:\d+)`).FindStringSubmatch(strings.Join(lines, "\n"))
+	if m == nil {
+		t.Fatalf("launch lines: %q", lines)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	sc := bufio.NewScanner(stderr)
-	var addr string
-	for addr == "" && sc.Scan() {
-		if m := regexp.MustCompile(`target extended-remote (127\.0\.0\.1:\d+)`).FindStringSubmatch(sc.Text()); m != nil {
-			addr = m[1]
-		}
-	}
-	if addr == "" {
-		t.Fatal("no launch line")
-	}
+	addr := m[1]
 	nc, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
