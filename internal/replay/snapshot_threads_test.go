@@ -1,0 +1,254 @@
+package replay_test
+
+import (
+	"debug/elf"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// threadsSrc has threads blocked in a futex wait (a condition variable)
+// and in a pipe read for most of the run, and one created and exiting in
+// the middle; every thread calls mark.
+const threadsSrc = `#include <stdio.h>
+#include <unistd.h>
+#include <pthread.h>
+long total;
+__attribute__((noinline)) void mark(long i) { total += i; asm volatile("" ::: "memory"); }
+pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+int ready, fds[2];
+static void *waiter(void *a) {
+	pthread_mutex_lock(&mu);
+	while (!ready)
+		pthread_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+	for (long i = 0; i < 40; i++) { mark(i); getppid(); }
+	return 0;
+}
+static void *reader(void *a) {
+	char c;
+	long n = 0;
+	while (read(fds[0], &c, 1) == 1) { mark(c); n++; }
+	return (void *)n;
+}
+static void *brief(void *a) { for (long i = 0; i < 20; i++) { mark(i); getppid(); } return 0; }
+int main(void) {
+	pipe(fds);
+	pthread_t w, r, b;
+	pthread_create(&w, 0, waiter, 0);
+	pthread_create(&r, 0, reader, 0);
+	for (long i = 0; i < 60; i++) { mark(i); getppid(); }
+	pthread_create(&b, 0, brief, 0);
+	pthread_join(b, 0);
+	for (long i = 0; i < 60; i++) { mark(i); if (i % 10 == 0) write(fds[1], "x", 1); getppid(); }
+	pthread_mutex_lock(&mu);
+	ready = 1;
+	pthread_cond_signal(&cv);
+	pthread_mutex_unlock(&mu);
+	pthread_join(w, 0);
+	close(fds[1]);
+	void *n;
+	pthread_join(r, &n);
+	for (long i = 0; i < 40; i++) { mark(i); getppid(); }
+	printf("%ld %ld\n", total, (long)n);
+	return 0;
+}
+`
+
+// goThreadsSrc runs goroutines on several threads (GOMAXPROCS 4) that
+// allocate enough to make the garbage collector run.
+const goThreadsSrc = `package main
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+)
+
+var (
+	mu   sync.Mutex
+	sink [][]byte
+)
+
+//go:noinline
+func compute(i int) int {
+	os.Getppid()
+	b := make([]byte, 64<<10)
+	b[i%len(b)] = byte(i)
+	mu.Lock()
+	sink = append(sink, b)
+	if len(sink) > 40 {
+		sink = nil
+	}
+	mu.Unlock()
+	return int(b[i%len(b)]) + i
+}
+
+func main() {
+	runtime.GOMAXPROCS(4)
+	var wg sync.WaitGroup
+	total := make([]int, 4)
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for i := 0; i < 60; i++ {
+				total[g] += compute(i + g)
+			}
+		}(g)
+	}
+	wg.Wait()
+	runtime.GC()
+	fmt.Println(total)
+}
+`
+
+func goSym(t *testing.T, traceDir, name string) uint64 {
+	t.Helper()
+	f, err := elf.Open(filepath.Join(filepath.Dir(traceDir), "prog"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, _ := f.Symbols()
+	for _, s := range syms {
+		if s.Name == name {
+			return s.Value
+		}
+	}
+	t.Fatalf("no symbol %s", name)
+	return 0
+}
+
+func checkThreaded(t *testing.T, st replay.SnapshotStats) {
+	t.Helper()
+	t.Logf("snapshots %+v", st)
+	if st.Threaded == 0 {
+		t.Fatalf("no snapshot of a multi-threaded process: %+v", st)
+	}
+	if st.ThreadsRebuilt == 0 {
+		t.Fatalf("no restore recreated threads: %+v", st)
+	}
+}
+
+func TestSnapshotStressThreads(t *testing.T) {
+	dir, _ := recordC(t, threadsSrc, nil, "mark")
+	checkThreaded(t, stressSnapshots(t, dir))
+}
+
+func TestSnapshotStressGoThreads(t *testing.T) {
+	checkThreaded(t, stressSnapshots(t, recordGo(t, goThreadsSrc)))
+}
+
+// reverseOps runs reverse execution from the end with a breakpoint at bp
+// in a session with snapshots and one without, and compares each stop.
+func reverseOps(t *testing.T, traceDir string, bp uint64, so replay.SnapshotOptions) replay.SnapshotStats {
+	ref, _ := openSession(t, traceDir, replay.SnapshotOptions{Off: true})
+	s, _ := openSession(t, traceDir, so)
+	for _, x := range []*replay.Session{ref, s} {
+		deadline(t, time.Minute, "continue to the end", func() {
+			if st, err := x.Continue(); err != nil || st.Kind != replay.StopExiting {
+				t.Errorf("continue: %+v %v", st, err)
+			}
+		})
+		if err := x.SetBreakpoint(bp); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pos := s.Position().Event
+	type op struct {
+		name string
+		do   func(*replay.Session) (replay.DebugStop, error)
+	}
+	rc := op{"reverse-continue", (*replay.Session).ReverseContinue}
+	rs := op{"reverse-step", (*replay.Session).ReverseStep}
+	step := op{"step", func(x *replay.Session) (replay.DebugStop, error) { return x.Step(x.Position().Tid) }}
+	cont := op{"continue", (*replay.Session).Continue}
+	ops := []op{rc, rs, rs, rc, rc, step, rs}
+	for i := 0; i < 4; i++ {
+		ops = append(ops, rc, rc, rc, rs)
+	}
+	ops = append(ops, cont, cont, rc)
+	for i, o := range ops {
+		var a, b replay.DebugStop
+		var errA, errB error
+		deadline(t, 2*time.Minute, o.name, func() {
+			a, errA = o.do(ref)
+			b, errB = o.do(s)
+		})
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("%d %s: %v / %v", i, o.name, errA, errB)
+		}
+		if a.Kind != b.Kind || a.Tid != b.Tid {
+			t.Fatalf("%d %s: stop %+v from snapshots, %+v from the start", i, o.name, b, a)
+		}
+		pa, pb := ref.Position(), s.Position()
+		if pa.Event != pb.Event || pa.Steps != pb.Steps || pa.Addr != pb.Addr || pa.Tid != pb.Tid {
+			t.Fatalf("%d %s: position %+v from snapshot at %d, %+v from the start", i, o.name, pb, s.SnapshotStats().LastRunFrom, pa)
+		}
+		ra, _, err1 := ref.Regs(a.Tid)
+		rb, _, err2 := s.Regs(b.Tid)
+		if err1 != nil || err2 != nil || ra != rb {
+			t.Fatalf("%d %s: registers of %d differ (from snapshot at %d): %v %v", i, o.name, b.Tid, s.SnapshotStats().LastRunFrom, err1, err2)
+		}
+		ma, _ := ref.ReadMem(ra[19], 64) // rsp
+		mb, _ := s.ReadMem(rb[19], 64)
+		if string(ma) != string(mb) {
+			t.Fatalf("%d %s: stacks differ", i, o.name)
+		}
+	}
+	t.Logf("position %d, %d events replayed with snapshots", pos, s.SnapshotStats().EventsReplayed)
+	return s.SnapshotStats()
+}
+
+func TestSnapshotReverseThreads(t *testing.T) {
+	dir, syms := recordC(t, threadsSrc, nil, "mark")
+	checkThreaded(t, reverseOps(t, dir, syms["mark"], replay.SnapshotOptions{Interval: time.Nanosecond, Max: 8}))
+}
+
+func TestSnapshotReverseGoThreads(t *testing.T) {
+	dir := recordGo(t, goThreadsSrc)
+	checkThreaded(t, reverseOps(t, dir, goSym(t, dir, "main.compute"), replay.SnapshotOptions{Interval: 2 * time.Millisecond, Max: 16}))
+}
+
+// Snapshots between preemption points (SCHED events) restore and go on
+// exactly.
+func TestSnapshotStressPreempt(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "..", "testdata", "c", "preempt_spin_counter.c"))
+	if err != nil {
+		t.Skip(err)
+	}
+	dir, _ := recordC(t, string(src), nil)
+	rd := mustEvents(t, dir)
+	if rd == 0 {
+		t.Skip("no preemption point recorded")
+	}
+	t.Logf("%d preemption points", rd)
+	checkThreaded(t, stressSnapshots(t, dir))
+}
+
+// mustEvents counts the preemption points of a trace.
+func mustEvents(t *testing.T, dir string) int {
+	t.Helper()
+	rd, err := trace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	n := 0
+	for {
+		ev, err := rd.Next()
+		if err != nil {
+			return n
+		}
+		if ev.Kind == trace.KindSched {
+			n++
+		}
+	}
+}
