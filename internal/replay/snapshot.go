@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/cpu"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
@@ -580,7 +581,7 @@ func (rp *replayer) takeSnapshot(ev *trace.Event) (*snapshot, error) {
 		st := snapTask{}
 		var err error
 		if st.regs, err = ptrace.GetRegs(t.real); err == nil {
-			if st.xstate, err = ptrace.GetXState(t.real, 8192); err == nil {
+			if st.xstate, err = ptrace.GetXState(t.real, xsaveMax()); err == nil {
 				st.mask, err = ptrace.GetSigMask(t.real)
 			}
 		}
@@ -836,6 +837,13 @@ func rebuildThreads(lead *rtask, src *snapTask, threads []*snapTask, add func(*r
 		}
 	}
 	return nil
+}
+
+// xsaveMax is the size of a buffer that holds any task's XSAVE area:
+// CPUID leaf 0xd's largest size for the features the CPU supports.
+func xsaveMax() int {
+	_, _, ecx, _ := cpu.Cpuid(0xd, 0)
+	return max(int(ecx), 8192)
 }
 
 // threadState gives stopped thread tid the state of snapshot task st,

@@ -109,7 +109,11 @@ func main() {
 }
 `
 
-func goSym(t *testing.T, traceDir, name string) uint64 {
+func goSym(t *testing.T, traceDir, name string) uint64 { return goSymB(t, traceDir, name) }
+
+// goSymB returns the address of symbol name in the Go program recordGo
+// built for traceDir.
+func goSymB(t testing.TB, traceDir, name string) uint64 {
 	t.Helper()
 	f, err := elf.Open(filepath.Join(filepath.Dir(traceDir), "prog"))
 	if err != nil {
