@@ -7,13 +7,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 // threadsSrc has threads blocked in a futex wait (a condition variable)
-// and in a pipe read for most of the run, and one created and exiting in
-// the middle; every thread calls mark.
+// and in a pipe read for most of the run, one created and exiting in
+// the middle, and one keeping state in an SSE register across system
+// calls; every thread calls mark.
 const threadsSrc = `#include <stdio.h>
 #include <unistd.h>
 #include <pthread.h>
@@ -37,11 +39,29 @@ static void *reader(void *a) {
 	return (void *)n;
 }
 static void *brief(void *a) { for (long i = 0; i < 20; i++) { mark(i); getppid(); } return 0; }
+// Keeps a value in xmm9 across 200 system calls, then passes it to
+// getpid as its first argument (compared at its entry): a recreated
+// thread without its XSAVE area diverges there.
+static void *sse(void *a) {
+	long out;
+	asm volatile("movq %1, %%xmm9\n\t"
+		"mov $200, %%r12\n"
+		"1:\n\t"
+		"mov $110, %%eax\n\tsyscall\n\t"
+		"dec %%r12\n\tjnz 1b\n\t"
+		"movq %%xmm9, %%rdi\n\t"
+		"mov $39, %%eax\n\tsyscall\n\t"
+		"mov %%rdi, %0"
+		: "=r"(out) : "r"(0x5eed1234abcdL) : "rax", "rcx", "r11", "rdi", "r12", "xmm9", "memory");
+	mark(out);
+	return 0;
+}
 int main(void) {
 	pipe(fds);
-	pthread_t w, r, b;
+	pthread_t w, r, b, x;
 	pthread_create(&w, 0, waiter, 0);
 	pthread_create(&r, 0, reader, 0);
+	pthread_create(&x, 0, sse, 0);
 	for (long i = 0; i < 60; i++) { mark(i); getppid(); }
 	pthread_create(&b, 0, brief, 0);
 	pthread_join(b, 0);
@@ -51,6 +71,7 @@ int main(void) {
 	pthread_cond_signal(&cv);
 	pthread_mutex_unlock(&mu);
 	pthread_join(w, 0);
+	pthread_join(x, 0);
 	close(fds[1]);
 	void *n;
 	pthread_join(r, &n);
@@ -150,7 +171,7 @@ func TestSnapshotStressGoThreads(t *testing.T) {
 	checkThreaded(t, stressSnapshots(t, recordGo(t, goThreadsSrc)))
 }
 
-// reverseOps runs reverse execution from the end with a breakpoint at bp
+// reverseOps runs reverse execution from the middle with a breakpoint at bp
 // in a session with snapshots and one without, and compares each stop.
 func reverseOps(t *testing.T, traceDir string, bp uint64, so replay.SnapshotOptions) replay.SnapshotStats {
 	ref, _ := openSession(t, traceDir, replay.SnapshotOptions{Off: true})
@@ -161,11 +182,19 @@ func reverseOps(t *testing.T, traceDir string, bp uint64, so replay.SnapshotOpti
 				t.Errorf("continue: %+v %v", st, err)
 			}
 		})
+	}
+	// From the middle (where the threads live), and back.
+	pos := s.Position().Event
+	for _, x := range []*replay.Session{ref, s} {
+		deadline(t, time.Minute, "goto", func() {
+			if _, err := x.Goto(pos * 6 / 10); err != nil {
+				t.Errorf("goto %d: %v", pos*6/10, err)
+			}
+		})
 		if err := x.SetBreakpoint(bp); err != nil {
 			t.Fatal(err)
 		}
 	}
-	pos := s.Position().Event
 	type op struct {
 		name string
 		do   func(*replay.Session) (replay.DebugStop, error)
@@ -235,6 +264,80 @@ func TestSnapshotStressPreempt(t *testing.T) {
 	}
 	t.Logf("%d preemption points", rd)
 	checkThreaded(t, stressSnapshots(t, dir))
+}
+
+// A thread recreated by a restore gets its SSE registers back: a run
+// from a snapshot taken while a thread keeps a value in xmm9 across
+// system calls to the call that reads it.
+func TestSnapshotThreadXState(t *testing.T) {
+	dir, _ := recordC(t, threadsSrc, nil, "mark")
+	rd, err := trace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var check, first uint64 // the getpid reading xmm9; the sse thread's first getppid
+	var sseTid int32
+	for n := uint64(1); ; n++ {
+		ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if ev.Kind == trace.KindSyscallEntry && ev.Sysno == 39 && ev.Regs != nil && ev.Regs[ptrace.RDI] == 0x5eed1234abcd {
+			check, sseTid = n, ev.Tid
+			break
+		}
+	}
+	rd.Close()
+	if check == 0 {
+		t.Fatal("no getpid(0x5eed1234abcd) in the trace")
+	}
+	rd, _ = trace.Open(dir)
+	for n := uint64(1); n < check; n++ {
+		ev, err := rd.Next()
+		if err != nil {
+			break
+		}
+		if first == 0 && ev.Tid == sseTid && ev.Kind == trace.KindSyscallEntry && ev.Sysno == 110 {
+			first = n
+		}
+	}
+	rd.Close()
+	ref, _ := openSession(t, dir, replay.SnapshotOptions{Off: true})
+	s, _ := openSession(t, dir, replay.SnapshotOptions{Interval: time.Hour})
+	pinned := false
+	for b := first + 2; b < check-2 && !pinned; b++ {
+		deadline(t, time.Minute, "goto", func() {
+			if _, err := s.Goto(b); err != nil {
+				t.Errorf("goto %d: %v", b, err)
+			}
+		})
+		n, _ := s.Checkpoint()
+		if st := s.SnapshotStats(); st.Live > 0 && st.Threaded > 0 {
+			pinned = true
+			t.Logf("snapshot at %d (xmm9 loaded at %d, read at %d)", b, first, check)
+		} else {
+			s.DeleteCheckpoint(n)
+		}
+	}
+	if !pinned {
+		t.Fatal("no snapshot of the threads between the loading of xmm9 and its use")
+	}
+	for _, x := range []*replay.Session{ref, s} {
+		deadline(t, time.Minute, "goto", func() {
+			if _, err := x.Goto(check + 1); err != nil {
+				t.Errorf("goto %d: %v", check+1, err)
+			}
+		})
+	}
+	st := s.SnapshotStats()
+	if st.LastRunFrom >= check || st.ThreadsRebuilt == 0 {
+		t.Fatalf("the run did not start from the snapshot: %+v", st)
+	}
+	ra, _, _ := ref.Regs(sseTid)
+	rb, _, _ := s.Regs(sseTid)
+	if ra != rb {
+		t.Fatalf("registers of %d differ", sseTid)
+	}
 }
 
 // mustEvents counts the preemption points of a trace.
