@@ -304,3 +304,24 @@ func SyscallArgs(r *trace.Regs) [6]uint64 {
 func SetSyscallArgs(r *trace.Regs, a [6]uint64) {
 	r[RDI], r[RSI], r[RDX], r[R10], r[R8], r[R9] = a[0], a[1], a[2], a[3], a[4], a[5]
 }
+
+// GetSigMask reads the blocked-signal mask of a stopped tracee
+// (PTRACE_GETSIGMASK).
+func GetSigMask(tid int) (uint64, error) {
+	var m uint64
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, 0x420a, uintptr(tid), 8, uintptr(unsafe.Pointer(&m)), 0, 0)
+	if e != 0 {
+		return 0, fmt.Errorf("PTRACE_GETSIGMASK tid %d: %w", tid, e)
+	}
+	return m, nil
+}
+
+// SetSigMask replaces the blocked-signal mask of a stopped tracee
+// (PTRACE_SETSIGMASK).
+func SetSigMask(tid int, m uint64) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, 0x420b, uintptr(tid), 8, uintptr(unsafe.Pointer(&m)), 0, 0)
+	if e != 0 {
+		return fmt.Errorf("PTRACE_SETSIGMASK tid %d: %w", tid, e)
+	}
+	return nil
+}

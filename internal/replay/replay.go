@@ -85,6 +85,10 @@ type rtask struct {
 	execStub   bool
 	rewritten  bool
 	fileMap    *trace.Mapping
+	// clearTid is the task's clear_child_tid address as the kernel has
+	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec), so that
+	// a snapshot can give it back to the task's copy.
+	clearTid uint64
 }
 
 type rproc struct {

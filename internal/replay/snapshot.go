@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/cpu"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
@@ -35,14 +36,35 @@ import (
 // replays on from the snapshot's event; the registers are still checked
 // at every event, so a bad restore is reported as a divergence.
 //
-// A fork copies the calling thread only, so snapshots are taken only when
-// the state is one a fork reproduces exactly (snapshotBlocker): every
-// process single-threaded and alone in its address space, no task inside
-// a system call that runs for real, no MAP_SHARED mapping (the copy would
+// A fork copies the calling thread only. A snapshot of a multi-threaded
+// process is a fork of its thread-group leader plus the state of every
+// other thread (registers with fs_base and gs_base, XSAVE area, blocked
+// signals, clear_child_tid); each restore forks the copy again and
+// recreates the other threads in the new copy by injecting
+// clone(CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|
+// CLONE_SYSVSEM) into its leader, once per thread (rebuildThreads). The
+// recreated threads have new tids; the replayer's tasks keep their
+// recorded tids and point at them. Every task of a copy is held at a
+// system-call-exit stop with its registers, which resumes exactly as
+// the stops replay holds tasks at between events (a system-call-entry
+// stop whose call was emulated, the stop after a real call, a fault or
+// a new task's first stop). Signal dispositions are the process's and
+// are copied by the fork; replay emulates rt_sigaction and
+// rt_sigprocmask and delivers signals itself, and the real masks (set
+// by rt_sigreturn, which runs for real) are copied all the same.
+//
+// Snapshots are taken only when the state is one this reproduces
+// exactly (snapshotBlocker): the tasks sharing an address space are the
+// threads of one process whose leader is among them and that has no
+// other thread, no task is exiting (killed by an exit_group or a fatal
+// signal, or at its exit stop) or inside a system call that runs for
+// real (an execve, exit, clone, mmap... in progress: its effect would
+// have to be redone in the copy), no MAP_SHARED mapping (the copy would
 // share it with the replay) and no MADV_DONTFORK/MADV_WIPEONFORK region
 // (absent or zeroed in the copy), no step or preemption-point search in
-// progress. Elsewhere no snapshot is taken and runs start from the nearest
-// earlier one, or from the start of the trace.
+// progress, and no vfork child sharing its parent's memory. Elsewhere no
+// snapshot is taken and runs start from the nearest earlier one, or from
+// the start of the trace.
 
 // snapshot is the replay frozen at the boundary after event `event`.
 type snapshot struct {
@@ -61,14 +83,21 @@ type snapshot struct {
 	procExe, procExeNam map[int32]string
 	procAuxv            map[int32][]byte
 	pins                int // user checkpoints that keep it
+	threads             int // tasks without a copy of their own (threads recreated on restore)
 	dead                bool
 }
 
-// snapTask is a task of a snapshot: its replayer state (real is the
-// stopped copy's pid) and its registers at the boundary.
+// snapTask is a task of a snapshot: its replayer state and its thread
+// state at the boundary (registers, extended state, blocked signals).
+// With src, the task's process was forked from it and t.real is the
+// stopped copy's pid; the other tasks of that process (threads) have no
+// copy (t.real is 0): they are recreated in each restored copy.
 type snapTask struct {
-	t    rtask
-	regs trace.Regs
+	t      rtask
+	regs   trace.Regs
+	xstate []byte
+	mask   uint64
+	src    bool
 }
 
 // SnapshotOptions configure automatic snapshots of a debug session.
@@ -87,7 +116,10 @@ type SnapshotOptions struct {
 // SnapshotStats counts what snapshots did in a session.
 type SnapshotStats struct {
 	Taken, Restored, Dropped, Refused int
-	Live                              int // snapshots kept now
+	// Threaded counts the snapshots taken of a multi-threaded process;
+	// ThreadsRebuilt the threads restores recreated in copies.
+	Threaded, ThreadsRebuilt int
+	Live                     int // snapshots kept now
 	// EventsReplayed counts the events replayed by all runs of the
 	// session (a measure of the cost of going backwards).
 	EventsReplayed uint64
@@ -222,7 +254,12 @@ func (ss *snapshots) after(rp *replayer, ev *trace.Event) {
 func (ss *snapshots) add(sn *snapshot) {
 	i, _ := slices.BinarySearchFunc(ss.list, sn.event, func(s *snapshot, n uint64) int { return cmpU64(s.event, n) })
 	ss.list = slices.Insert(ss.list, i, sn)
-	ss.note(func(st *SnapshotStats) { st.Taken++ })
+	ss.note(func(st *SnapshotStats) {
+		st.Taken++
+		if sn.threads > 0 {
+			st.Threaded++
+		}
+	})
 	ss.thin()
 }
 
@@ -362,7 +399,7 @@ func (rp *replayer) snapshotBlocker() string {
 	case len(rp.tasks) == 0:
 		return "no live task"
 	}
-	perProc := map[*rproc]int{}
+	perProc := map[*rproc][]*rtask{}
 	for _, t := range rp.tasks {
 		switch {
 		case t.gone:
@@ -370,17 +407,105 @@ func (rp *replayer) snapshotBlocker() string {
 		case t.executing || t.execStub || t.exitCall || t.execSaved != nil || t.restoreMem != nil:
 			return fmt.Sprintf("task %d is in a system call that runs for real", t.rec)
 		}
-		perProc[t.proc]++
-		if perProc[t.proc] > 1 {
-			return fmt.Sprintf("task %d shares its address space with another task (threads, vfork)", t.rec)
+		perProc[t.proc] = append(perProc[t.proc], t)
+	}
+	for _, ts := range perProc {
+		if why := threadsBlocker(ts); why != "" {
+			return why
 		}
 	}
-	for _, t := range rp.tasks {
+	for _, ts := range perProc {
+		t := forkSource(ts) // one look per address space
 		if why := forkUnsafeMappings(t.real); why != "" {
 			return fmt.Sprintf("task %d: %s", t.rec, why)
 		}
 	}
 	return ""
+}
+
+// atExitStop tells whether stopped task tid is at a PTRACE_EVENT_EXIT
+// stop (killed by another thread's exit_group, say: resuming it ends it,
+// and a fork injected there never returns).
+func atExitStop(tid int) bool {
+	si, err := ptrace.GetSigInfo(tid)
+	if err != nil {
+		return true
+	}
+	return si.Signo() == int(unix.SIGTRAP) && si.Code() == int(unix.SIGTRAP)|unix.PTRACE_EVENT_EXIT<<8
+}
+
+// dying tells whether task tid is exiting or being killed (a zombie, or
+// SIGKILL pending, as for the other threads of an exit_group or a fatal
+// signal before replay has seen them exit).
+func dying(tid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/status")
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch k {
+		case "State":
+			if strings.HasPrefix(v, "Z") || strings.HasPrefix(v, "X") {
+				return true
+			}
+		case "SigPnd", "ShdPnd":
+			if m, err := strconv.ParseUint(v, 16, 64); err == nil && m&(1<<(unix.SIGKILL-1)) != 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// threadsBlocker says why the tasks sharing an address space cannot be
+// snapshotted ("" if they can): several tasks must be the threads of one
+// thread group, its leader among them, and no other thread may exist.
+func threadsBlocker(ts []*rtask) string {
+	for _, t := range ts {
+		if dying(t.real) || atExitStop(t.real) {
+			return fmt.Sprintf("task %d is exiting", t.rec)
+		}
+	}
+	if len(ts) == 1 {
+		return ""
+	}
+	leader := forkSource(ts)
+	if leader == nil {
+		return fmt.Sprintf("task %d shares its address space with tasks but none is its thread-group leader", ts[0].rec)
+	}
+	for _, t := range ts {
+		if tracee.Tgid(t.real) != leader.real {
+			return fmt.Sprintf("task %d shares its address space with another process (vfork)", t.rec)
+		}
+	}
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(leader.real) + "/task")
+	if err != nil {
+		return err.Error()
+	}
+	if len(ents) != len(ts) {
+		return fmt.Sprintf("process of task %d has %d threads, replay knows %d", leader.rec, len(ents), len(ts))
+	}
+	return ""
+}
+
+// forkSource returns the task a process (its tasks ts) is forked from
+// for a snapshot: its only task, or its thread-group leader (nil if
+// that is not among ts).
+func forkSource(ts []*rtask) *rtask {
+	if len(ts) == 1 {
+		return ts[0]
+	}
+	for _, t := range ts {
+		if tracee.Tgid(t.real) == t.real {
+			return t
+		}
+	}
+	return nil
 }
 
 // forkUnsafeMappings says whether pid has memory a fork does not copy
@@ -445,27 +570,51 @@ func (rp *replayer) takeSnapshot(ev *trace.Event) (*snapshot, error) {
 		sn.tid = d.pid
 	}
 	dbgProc := rp.debugProc()
+	perProc := map[*rproc][]*rtask{}
 	for _, rec := range recs {
 		t := rp.tasks[rec]
-		regs, err := ptrace.GetRegs(t.real)
+		perProc[t.proc] = append(perProc[t.proc], t)
+	}
+	procs := map[*rproc]*rproc{} // replay's -> the snapshot's
+	for _, rec := range recs {
+		t := rp.tasks[rec]
+		st := snapTask{}
+		var err error
+		if st.regs, err = ptrace.GetRegs(t.real); err == nil {
+			if st.xstate, err = ptrace.GetXState(t.real, xsaveMax()); err == nil {
+				st.mask, err = ptrace.GetSigMask(t.real)
+			}
+		}
 		if err != nil {
 			sn.kill()
 			return nil, err
 		}
-		var bps map[uint64]byte
-		if t.proc == dbgProc {
-			bps = d.bps // the copy must not keep the debugger's breakpoints
-		}
-		pid, err := forkCopy(t.real, t.mem, &regs, bps, false)
-		if err != nil {
-			sn.kill()
-			return nil, fmt.Errorf("snapshot of task %d: %w", rec, err)
-		}
 		c := *t
-		c.real, c.mem = pid, nil
-		p := *t.proc
-		c.proc = &p
-		sn.tasks = append(sn.tasks, snapTask{t: c, regs: regs})
+		c.real, c.mem = 0, nil
+		p := procs[t.proc]
+		if p == nil {
+			cp := *t.proc
+			p = &cp
+			procs[t.proc] = p
+		}
+		c.proc = p
+		if forkSource(perProc[t.proc]) == t {
+			var bps map[uint64]byte
+			if t.proc == dbgProc {
+				bps = d.bps // the copy must not keep the debugger's breakpoints
+			}
+			regs := st.regs
+			pid, err := forkCopy(t.real, t.mem, &regs, bps, false)
+			if err != nil {
+				sn.kill()
+				return nil, fmt.Errorf("snapshot of task %d: %w", rec, err)
+			}
+			c.real, st.src = pid, true
+		} else {
+			sn.threads++
+		}
+		st.t = c
+		sn.tasks = append(sn.tasks, st)
 	}
 	return sn, nil
 }
@@ -574,37 +723,50 @@ func (rp *replayer) restore(sn *snapshot, rd *trace.Reader) error {
 	}
 	var made []*rtask
 	fail := func(err error) error {
-		for _, t := range made {
-			if t.mem != nil {
-				_ = t.mem.Close()
-			}
-			killTraced(t.real)
-		}
+		killTasks(made)
 		rp.tasks = map[int32]*rtask{}
 		return fmt.Errorf("restore snapshot at event %d: %w", sn.event, err)
 	}
-	for _, st := range sn.tasks {
-		img := st.t.real
+	for _, src := range sn.tasks {
+		if !src.src {
+			continue
+		}
+		img := src.t.real
 		mem, err := tracee.OpenMem(img)
 		if err != nil {
 			return fail(err)
 		}
-		regs := st.regs
+		regs := src.regs
 		pid, err := forkCopy(img, mem, &regs, nil, true)
 		_ = mem.Close()
 		if err != nil {
 			return fail(err)
 		}
-		t := new(rtask)
-		*t = st.t
-		t.real = pid
-		p := *st.t.proc
-		t.proc = &p
-		made = append(made, t)
-		if t.mem, err = tracee.OpenMem(pid); err != nil {
+		p := *src.t.proc
+		lead := &rtask{}
+		*lead = src.t
+		lead.real, lead.proc = pid, &p
+		made = append(made, lead)
+		if lead.mem, err = tracee.OpenMem(pid); err != nil {
 			return fail(err)
 		}
-		rp.tasks[t.rec] = t
+		rp.tasks[lead.rec] = lead
+		var threads []*snapTask
+		for i := range sn.tasks {
+			if o := &sn.tasks[i]; o.t.proc == src.t.proc && !o.src {
+				threads = append(threads, o)
+			}
+		}
+		if rp.snaps != nil && len(threads) > 0 {
+			rp.snaps.note(func(st *SnapshotStats) { st.ThreadsRebuilt += len(threads) })
+		}
+		if err := rebuildThreads(lead, &src, threads, func(t *rtask) {
+			t.proc = &p
+			made = append(made, t)
+			rp.tasks[t.rec] = t
+		}); err != nil {
+			return fail(err)
+		}
 	}
 	rp.n, rp.initial, rp.status = sn.event, sn.initial, sn.status
 	rp.q = queue{r: rd, ahead: slices.Clone(sn.ahead), err: sn.qerr}
@@ -622,6 +784,118 @@ func (rp *replayer) restore(sn *snapshot, rd *trace.Reader) error {
 	}
 	rp.snapshotWatches()
 	return nil
+}
+
+// cloneThread is the clone flags a thread of a restored copy is made
+// with (as pthread_create makes them, without the tid bookkeeping).
+const cloneThread = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND | unix.CLONE_THREAD | unix.CLONE_SYSVSEM
+
+// rebuildThreads gives the restored copy lead (a fresh single-threaded
+// fork of a snapshot, held at a system-call-exit stop with the
+// registers of src, the task it was forked from) the per-thread state a
+// fork does not copy, and recreates the other threads of the process:
+// each is cloned from lead, then given its clear_child_tid (by running
+// set_tid_address in it), its registers (fs_base included), extended
+// state and blocked signals, and left at a system-call-exit stop, the
+// state in which replay holds its tasks. Each new task is handed to
+// add as soon as it exists. The copy's tids are new: the tasks keep
+// their recorded tids, and their real ones are the new threads'.
+func rebuildThreads(lead *rtask, src *snapTask, threads []*snapTask, add func(*rtask)) (err error) {
+	at := src.regs[ptrace.RIP]
+	var orig [2]byte
+	if err := lead.mem.ReadMem(at, orig[:]); err != nil {
+		return err
+	}
+	if err := lead.mem.WriteMem(at, []byte{0x0f, 0x05}); err != nil {
+		return err
+	}
+	defer func() {
+		if werr := lead.mem.WriteMem(at, orig[:]); err == nil {
+			err = werr
+		}
+	}()
+	if err := threadState(lead.real, at, src); err != nil {
+		return err
+	}
+	for _, th := range threads {
+		res, err := tracee.MustInject(lead.real, at, unix.SYS_CLONE, cloneThread, th.regs[ptrace.RSP], 0, 0, 0)
+		if err != nil {
+			return err
+		}
+		t := &rtask{}
+		*t = th.t
+		t.real = int(res)
+		add(t)
+		if err := waitInitialStop(t.real); err != nil {
+			return fmt.Errorf("new thread %d: %w", t.real, err)
+		}
+		if t.mem, err = tracee.OpenMem(t.real); err != nil {
+			return err
+		}
+		if err := threadState(t.real, at, th); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// xsaveMax is the size of a buffer that holds any task's XSAVE area:
+// CPUID leaf 0xd's largest size for the features the CPU supports.
+func xsaveMax() int {
+	_, _, ecx, _ := cpu.Cpuid(0xd, 0)
+	return max(int(ecx), 8192)
+}
+
+// threadState gives stopped thread tid the state of snapshot task st,
+// using the `syscall` instruction at at for set_tid_address; tid ends at
+// a system-call-exit stop.
+func threadState(tid int, at uint64, st *snapTask) error {
+	if _, err := tracee.MustInject(tid, at, unix.SYS_SET_TID_ADDRESS, st.t.clearTid); err != nil {
+		return err
+	}
+	regs := st.regs
+	if err := ptrace.SetRegs(tid, &regs); err != nil {
+		return err
+	}
+	if err := ptrace.SetXState(tid, st.xstate); err != nil {
+		return err
+	}
+	return ptrace.SetSigMask(tid, st.mask)
+}
+
+// killTasks kills and reaps the given tasks (threads of the same
+// processes included), closing their memory.
+func killTasks(ts []*rtask) {
+	live := map[int]bool{}
+	for _, t := range ts {
+		if t.mem != nil {
+			_ = t.mem.Close()
+		}
+		if t.real > 0 {
+			live[t.real] = true
+			_ = unix.Kill(t.real, unix.SIGKILL)
+		}
+	}
+	// A thread-group leader is reported only after its threads.
+	deadline := time.Now().Add(5 * time.Second)
+	for len(live) > 0 && time.Now().Before(deadline) {
+		progressed := false
+		for tid := range live {
+			st, ok, err := ptrace.Wait(tid, true)
+			if err != nil || (ok && st.Kind == ptrace.StopExited) {
+				delete(live, tid)
+				progressed = true
+				continue
+			}
+			if ok {
+				progressed = true
+				_ = ptrace.Resume(tid, ptrace.Cont, 0)
+			}
+		}
+		if !progressed {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
 }
 
 // scanBack finds the last breakpoint hit (or signal stop, or watched

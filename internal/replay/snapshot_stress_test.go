@@ -100,7 +100,7 @@ func recordGo(t testing.TB, src string) string {
 // stressSnapshots takes a snapshot at every boundary where one can be
 // taken, then goes to many events from them and compares with runs from
 // the start.
-func stressSnapshots(t *testing.T, traceDir string) {
+func stressSnapshots(t *testing.T, traceDir string) replay.SnapshotStats {
 	ref, _ := openSession(t, traceDir, replay.SnapshotOptions{Off: true})
 	s, _ := openSession(t, traceDir, replay.SnapshotOptions{Interval: time.Nanosecond, Max: 100000})
 	var end replay.DebugStop
@@ -109,6 +109,10 @@ func stressSnapshots(t *testing.T, traceDir string) {
 		end, err = s.Continue()
 		if err != nil {
 			t.Errorf("continue: %+v %v", end, err)
+		}
+		// The reference stands there too (a goto keeps the thread).
+		if _, err := ref.Continue(); err != nil {
+			t.Errorf("continue: %v", err)
 		}
 	})
 	st := s.SnapshotStats()
@@ -145,6 +149,7 @@ func stressSnapshots(t *testing.T, traceDir string) {
 			}
 		}
 	})
+	return s.SnapshotStats()
 }
 
 func TestSnapshotStressForkThreads(t *testing.T) {

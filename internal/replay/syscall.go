@@ -96,6 +96,9 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	t.lastEntry = rp.n
 	t.inCall = true
 	t.rewritten, t.fileMap = false, nil
+	if exe && nr == unix.SYS_SET_TID_ADDRESS {
+		t.clearTid = a[0]
+	}
 	if exe {
 		return rp.prepare(ev, t, out)
 	}

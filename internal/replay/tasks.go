@@ -56,6 +56,7 @@ func (rp *replayer) exec(ev *trace.Event) error {
 	}
 	rp.tasks[t.rec] = t
 	t.atEntry, t.executing, t.inCall = false, false, false
+	t.clearTid = 0 // exec forgets it
 	return rp.rebuild(ev, t)
 }
 
@@ -165,6 +166,14 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 		t.restoreMem = nil
 	}
 	child := &rtask{rec: ev.NewTid, real: int(msg), proc: t.proc}
+	if ev.Flags&unix.CLONE_CHILD_CLEARTID != 0 {
+		switch ev.Sysno {
+		case unix.SYS_CLONE:
+			child.clearTid = t.entry[ptrace.R10]
+		case unix.SYS_CLONE3:
+			child.clearTid, _ = t.mem.ReadU64(t.entry[ptrace.RDI] + 16)
+		}
+	}
 	if ev.Flags&unix.CLONE_VM == 0 {
 		p := *t.proc
 		child.proc = &p

@@ -94,6 +94,21 @@ func (rp *replayer) arrive(tid int32, addr uint64) Pos {
 	return Pos{Event: rp.n, Tid: tid, Addr: addr, Hits: d.hits[k], Regs: r}
 }
 
+// liveTid returns tid if replay has that task, else the lowest live
+// recorded tid (0 if there is none).
+func (rp *replayer) liveTid(tid int32) int32 {
+	if rp.tasks[tid] != nil {
+		return tid
+	}
+	best := int32(0)
+	for rec := range rp.tasks {
+		if best == 0 || rec < best {
+			best = rec
+		}
+	}
+	return best
+}
+
 func (rp *replayer) regsOf(tid int32) trace.Regs {
 	if t := rp.tasks[tid]; t != nil {
 		r, _ := ptrace.GetRegs(t.real)
@@ -477,8 +492,14 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 			}
 		case g.target.Steps == 0:
 			boundary.Tid = g.target.Tid
-			boundary.Regs = rp.regsOf(g.target.Tid)
-			stop = rp.goalDone(rp.tasks[g.target.Tid], boundary)
+			if rp.tasks[boundary.Tid] == nil {
+				// A goto names the thread the session was on, which
+				// need not exist at this boundary: report it on a live
+				// one.
+				boundary.Tid = rp.liveTid(ev.Tid)
+			}
+			boundary.Regs = rp.regsOf(boundary.Tid)
+			stop = rp.goalDone(rp.tasks[boundary.Tid], boundary)
 		default:
 			g.stepsLeft = g.target.Steps
 			d.stepTask = g.target.Tid
