@@ -29,6 +29,10 @@ type Insn struct {
 	// Accesses are the memory words the instruction reads or writes,
 	// aligned down to 8 bytes.
 	Accesses []uint64
+	// RepString: a string instruction with a rep prefix. Single steps
+	// stop after each of its iterations (with the same rip); its end is
+	// the next instruction.
+	RepString bool
 }
 
 // Decode decodes the instruction in code (bytes at pc) with the thread's
@@ -50,6 +54,7 @@ func Decode(code []byte, pc uint64, r *trace.Regs) (Insn, bool) {
 		return in, true
 	}
 	in.Relocatable = relocatable(&inst)
+	in.RepString = isString(inst.Op) && hasRep(&inst)
 	in.Accesses = accesses(&inst, pc, r)
 	return in, true
 }
@@ -78,6 +83,19 @@ func relocatable(inst *x86asm.Inst) bool {
 		}
 	}
 	return true
+}
+
+func hasRep(inst *x86asm.Inst) bool {
+	for _, p := range inst.Prefix {
+		if p == 0 {
+			break
+		}
+		switch p &^ (x86asm.PrefixImplicit | x86asm.PrefixIgnored | x86asm.PrefixInvalid) {
+		case x86asm.PrefixREP, x86asm.PrefixREPN:
+			return true
+		}
+	}
+	return false
 }
 
 func isString(op x86asm.Op) bool {

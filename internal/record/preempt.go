@@ -53,9 +53,10 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 		}
 		pc := regs[ptrace.RIP]
 		if site != 0 && pc == site || step == maxLearnSteps {
-			if site == 0 {
-				// No loop found: take the point here, found in replay
-				// by a breakpoint that checks every arrival.
+			if pc != site {
+				// No loop found (or its site not reached): take the
+				// point here, found in replay by a breakpoint that
+				// checks every arrival.
 				siteLen = 0
 			}
 			return pointTaken, r.emitPoint(t, &regs, siteLen, words, step)
@@ -82,6 +83,15 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			seen[pc] = len(run)
 		}
 		run = append(run, in)
+		if in.RepString {
+			// Finish it at native speed (stepping stops after every
+			// iteration, and a point inside it is not an instruction
+			// boundary replay could find).
+			if res, err := r.runTo(t, pc+uint64(in.Len)); res != pointTaken || err != nil {
+				return res, err
+			}
+			continue
+		}
 		if res, err := r.singleStep(t); res != pointTaken || err != nil {
 			return res, err
 		}
@@ -117,6 +127,58 @@ func (r *recorder) singleStep(t *task) (pointResult, error) {
 				t.deferred = append(t.deferred, si)
 				continue
 			}
+		}
+		return pointHandled, r.handle(st)
+	}
+}
+
+// runTo runs t until it reaches addr (the instruction after a rep string
+// instruction), with a temporary int3 there.
+func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
+	var orig [1]byte
+	if err := t.mem.ReadMem(addr, orig[:]); err != nil {
+		return pointHandled, r.lost(t, err)
+	}
+	if err := t.mem.WriteMem(addr, []byte{0xcc}); err != nil {
+		return pointHandled, r.lost(t, err)
+	}
+	restore := func() error { return t.mem.WriteMem(addr, orig[:]) }
+	for {
+		if err := ptrace.Resume(t.tid, ptrace.Cont, 0); err != nil {
+			_ = restore()
+			return pointHandled, r.lost(t, err)
+		}
+		st, _, err := ptrace.Wait(t.tid, false)
+		if err != nil {
+			_ = restore()
+			return pointHandled, err
+		}
+		if st.Kind == ptrace.StopSignal {
+			si, err := ptrace.GetSigInfo(t.tid)
+			if err == nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 0x80 {
+				regs, err := ptrace.GetRegs(t.tid)
+				if err == nil && regs[ptrace.RIP] == addr+1 {
+					regs[ptrace.RIP] = addr
+					if err := restore(); err != nil {
+						return pointHandled, err
+					}
+					return pointTaken, ptrace.SetRegs(t.tid, &regs)
+				}
+			}
+			if err == nil && st.Signal == watchdogSignal && isOurs(&si) {
+				continue
+			}
+			if err == nil && !synchronous(&si) {
+				if saved, ok := t.reraised[st.Signal]; ok {
+					delete(t.reraised, st.Signal)
+					si = saved
+				}
+				t.deferred = append(t.deferred, si)
+				continue
+			}
+		}
+		if err := restore(); err != nil {
+			return pointHandled, err
 		}
 		return pointHandled, r.handle(st)
 	}
