@@ -81,6 +81,9 @@ type Program struct {
 	// Unsupported, when set, is a substring of the error with which gorr
 	// must refuse to record this program.
 	Unsupported string `json:"unsupported"`
+	// RecordFlags are extra `gorr record` flags for this program (for
+	// example a short --timeslice, to take many preemption points).
+	RecordFlags []string `json:"record_flags"`
 }
 
 func loadManifest(t *testing.T) []Program {
@@ -205,6 +208,7 @@ func recordReplay(t *testing.T, p Program, argv []string) (rec, rep Run) {
 	shell(t, scratch, p.Setup)
 	traceDir := filepath.Join(tempDir(t), "trace")
 	args := []string{"record", "-o", traceDir}
+	args = append(args, p.RecordFlags...)
 	args = append(args, strings.Fields(os.Getenv("GORR_E2E_RECORD_FLAGS"))...)
 	rec, err := run(ctx, scratch, p.Stdin, gorrBin, append(args, argv...)...)
 	if err != nil {
