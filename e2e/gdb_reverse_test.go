@@ -373,3 +373,27 @@ func TestGDBReadWatchpoints(t *testing.T) {
 		t.Errorf("awatch + reverse-continue did not stop after the write:\n%s", out)
 	}
 }
+
+const pushfProg = `#include <stdio.h>
+#include <sys/random.h>
+int main(void) {
+	unsigned r;
+	getrandom(&r, sizeof r, 0);
+	unsigned long f;
+	__asm__ volatile("pushf\n\tpopf\n\tpushf\n\tpop %0" : "=r"(f));
+	printf("r %u tf %lx\n", r, f & 0x100);
+	return 0;
+}
+`
+
+// Single-stepping pushf pushes the trap flag of the step; replay clears
+// it, so a later popf does not leave the thread trapping and the values
+// stay the recorded ones.
+func TestGDBStepOverPushf(t *testing.T) {
+	needGDB(t)
+	traceDir, rec := recordC(t, "pushf", pushfProg)
+	out := gdbBatch(t, traceDir, "break main", "continue", "next", "stepi", "stepi", "stepi", "stepi", "stepi", "stepi", "continue")
+	if !strings.Contains(out, strings.TrimSpace(string(rec.Stdout))) || strings.Contains(out, "diverged") {
+		t.Fatalf("want the recorded output %q after stepping over pushf/popf:\n%s", rec.Stdout, out)
+	}
+}

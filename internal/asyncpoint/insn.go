@@ -33,6 +33,9 @@ type Insn struct {
 	// stop after each of its iterations (with the same rip); its end is
 	// the next instruction.
 	RepString bool
+	// PushesFlags: pushf. Single-stepped, it pushes the trap flag the
+	// step set; the stepper must clear it in the pushed word.
+	PushesFlags bool
 }
 
 // Decode decodes the instruction in code (bytes at pc) with the thread's
@@ -55,6 +58,7 @@ func Decode(code []byte, pc uint64, r *trace.Regs) (Insn, bool) {
 	}
 	in.Relocatable = relocatable(&inst)
 	in.RepString = isString(inst.Op) && hasRep(&inst)
+	in.PushesFlags = inst.Op == x86asm.PUSHF || inst.Op == x86asm.PUSHFQ || inst.Op == x86asm.PUSHFD
 	in.Accesses = accesses(&inst, pc, r)
 	return in, true
 }

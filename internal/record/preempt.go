@@ -1,6 +1,7 @@
 package record
 
 import (
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -51,6 +52,14 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 		if err != nil {
 			return pointHandled, r.lost(t, err)
 		}
+		if step > 0 && regs[ptrace.EFLAGS]&0x100 != 0 {
+			// The trap flag of our steps, which the kernel stops counting
+			// as ours once a popf was stepped: the program never set it.
+			regs[ptrace.EFLAGS] &^= 0x100
+			if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+				return pointHandled, r.lost(t, err)
+			}
+		}
 		pc := regs[ptrace.RIP]
 		if site != 0 && pc == site || step == maxLearnSteps {
 			if pc != site {
@@ -94,6 +103,17 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 		}
 		if res, err := r.singleStep(t); res != pointTaken || err != nil {
 			return res, err
+		}
+		if in.PushesFlags {
+			// The step's trap flag went onto the stack with the flags;
+			// a later popf would restore it.
+			if after, err := ptrace.GetRegs(t.tid); err == nil {
+				if v, err := t.mem.ReadU64(after[ptrace.RSP]); err == nil && v&0x100 != 0 {
+					var b [8]byte
+					binary.LittleEndian.PutUint64(b[:], v&^0x100)
+					_ = t.mem.WriteMem(after[ptrace.RSP], b[:])
+				}
+			}
 		}
 	}
 }

@@ -573,7 +573,7 @@ func (rp *replayer) resumeStep(t *rtask) error {
 	if err := rp.resume(t, -1); err != nil {
 		return err
 	}
-	return ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+	return rp.stepInsn(t)
 }
 
 // beforeExit reports the synthetic SIGKILL stop rr gives just before the

@@ -325,7 +325,7 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 			return false, false, err
 		}
 		if stepping {
-			return false, true, ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+			return false, true, rp.stepInsn(t)
 		}
 		return false, true, ptrace.Resume(t.real, mode, 0)
 	case ps.pad == nil && at == ps.site:
@@ -346,7 +346,7 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 		if err := t.mem.WriteMem(ps.site, []byte{ps.orig}); err != nil {
 			return false, false, err
 		}
-		if err := ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0); err != nil {
+		if err := rp.stepInsn(t); err != nil {
 			return false, false, err
 		}
 		st, err := rp.waitStop(t, mode)

@@ -1,8 +1,6 @@
 package replay
 
 import (
-	"golang.org/x/sys/unix"
-
 	"github.com/gorr-debugger/gorr/internal/asyncpoint"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 )
@@ -188,7 +186,7 @@ func (rp *replayer) rwResume(t *rtask, mode int, stepping *bool) error {
 		return ptrace.Resume(t.real, mode, 0)
 	}
 	*stepping = true
-	return ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+	return rp.stepInsn(t)
 }
 
 // rwSettle re-plants a breakpoint lifted for the step just made.

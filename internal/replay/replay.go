@@ -6,6 +6,7 @@
 package replay
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -85,6 +86,8 @@ type rtask struct {
 	execStub   bool
 	rewritten  bool
 	fileMap    *trace.Mapping
+	stepPushf  uint64 // single-stepping a pushf: the address after it (clear the trap flag it pushes)
+	stepped    bool   // a single step of ours is under way
 	// clearTid is the task's clear_child_tid address as the kernel has
 	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec), so that
 	// a snapshot can give it back to the task's copy.
@@ -304,6 +307,24 @@ func (rp *replayer) resume(t *rtask, mode int) error {
 	return ptrace.Resume(t.real, mode, 0)
 }
 
+// stepInsn single-steps t (a system call instruction stops at its entry
+// without running). Stepping pushf pushes the trap flag the step set;
+// waitStop clears it from the stack after the step, so that a later popf
+// does not make the thread trap where the recorded one did not.
+func (rp *replayer) stepInsn(t *rtask) error {
+	var code [2]byte
+	t.stepPushf, t.stepped = 0, true
+	if r, err := ptrace.GetRegs(t.real); err == nil && t.mem.ReadMem(r[ptrace.RIP], code[:]) == nil {
+		switch {
+		case code[0] == 0x9c:
+			t.stepPushf = r[ptrace.RIP] + 1
+		case (code[0] == 0x66 || code[0]&0xf0 == 0x40) && code[1] == 0x9c:
+			t.stepPushf = r[ptrace.RIP] + 2
+		}
+	}
+	return ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+}
+
 // waitStop waits for the next stop of t, discarding asynchronous signals
 // that replay does not deliver for real (SIGCHLD from replayed children
 // and the like).
@@ -312,6 +333,26 @@ func (rp *replayer) waitStop(t *rtask, mode int) (ptrace.Stop, error) {
 		st, _, err := ptrace.Wait(t.real, false)
 		if err != nil {
 			return st, err
+		}
+		if t.stepped {
+			t.stepped = false
+			if r, err := ptrace.GetRegs(t.real); err == nil {
+				if after := t.stepPushf; after != 0 && r[ptrace.RIP] == after {
+					if v, err := t.mem.ReadU64(r[ptrace.RSP]); err == nil && v&0x100 != 0 {
+						var b [8]byte
+						binary.LittleEndian.PutUint64(b[:], v&^0x100)
+						_ = t.mem.WriteMem(r[ptrace.RSP], b[:])
+					}
+				}
+				if r[ptrace.EFLAGS]&0x100 != 0 {
+					// A trap flag the kernel no longer counts as ours
+					// (after stepping popf): the recorded thread never
+					// had it.
+					r[ptrace.EFLAGS] &^= 0x100
+					_ = ptrace.SetRegs(t.real, &r)
+				}
+			}
+			t.stepPushf = 0
 		}
 		if st.Kind == ptrace.StopSignal {
 			si, err := ptrace.GetSigInfo(t.real)

@@ -146,7 +146,7 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 	case *stepping && si.Code() == 2 && rp.inPad(r[ptrace.RIP]):
 		// Inside the pad that looks for a preemption point: not an
 		// instruction of the program.
-		return true, ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+		return true, rp.stepInsn(t)
 	case *stepping && si.Code() == 2 && d.rw.t == t:
 		// A step while read watchpoints are set.
 		st, resumed, err := rp.rwTrap(t, mode, stepping)
@@ -191,7 +191,7 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 		if d.rw.t == t {
 			rp.rwDecode(t) // the user may have changed registers or memory
 		}
-		return true, ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+		return true, rp.stepInsn(t)
 	}
 	return true, rp.resumeFromTrap(t, mode, stepping)
 }
@@ -235,7 +235,7 @@ func (rp *replayer) stepOver(t *rtask, onBp bool) error {
 		_ = t.mem.WriteMem(at, []byte{orig})
 		rp.dbg.restoreAt = at
 	}
-	return ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+	return rp.stepInsn(t)
 }
 
 // onArrival decides whether an arrival is a stop for the debugger (or
