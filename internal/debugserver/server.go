@@ -564,6 +564,8 @@ func (s *Server) rrcmd(p gdbrsp.RRCmd) []byte {
 		out = fmt.Sprintf("Current tid: %d\n", s.stop.Tid)
 	case "when-ticks":
 		out = "Current tick: 0\n"
+	case "elapsed-time":
+		out = fmt.Sprintf("Elapsed Time (s): %f\n", s.sess.ElapsedTime().Seconds())
 	default:
 		out = fmt.Sprintf("gorr does not implement '%s' yet\n", p.Name)
 	}

@@ -121,6 +121,7 @@ type recorder struct {
 	sharedFiles   map[uint64]bool // inodes of files mapped MAP_SHARED
 	points        uint64          // preemption points recorded
 	rng           *rand.Rand      // chaos mode: random timeslices
+	start         time.Time       // when the recording started (event times)
 }
 
 // Default timeslices (see Options).
@@ -145,7 +146,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]bool{}, rng: rng}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]bool{}, rng: rng, start: time.Now()}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -261,6 +262,7 @@ func (r *recorder) killAll() {
 }
 
 func (r *recorder) emit(ev *trace.Event) error {
+	ev.Time = uint64(time.Since(r.start))
 	if err := r.w.Write(ev); err != nil {
 		return fmt.Errorf("write trace: %w", err)
 	}

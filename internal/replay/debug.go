@@ -109,6 +109,14 @@ type Session struct {
 	interrupt atomic.Bool
 }
 
+// ElapsedTime is how long the recording had been running at the current
+// position's event (rr's elapsed-time); 0 for traces without event times.
+func (s *Session) ElapsedTime() time.Duration {
+	var ns uint64
+	_ = s.do(func() { ns = s.cur.rp.evTime })
+	return time.Duration(ns)
+}
+
 // Interrupt asks a running Continue or Step to stop at the next event
 // boundary, with a SIGINT stop (as gdb expects after Ctrl-C). It may be
 // called from any goroutine; it has no effect when nothing runs.

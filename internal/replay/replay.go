@@ -116,6 +116,7 @@ type replayer struct {
 	procExe, procExeName map[int32]string
 	procAuxv             map[int32][]byte
 	point                *pointSearch // the run towards a preemption point under way
+	evTime               uint64       // recording time of the last event (ns since its start)
 	// Snapshots (debug sessions): the session's, and whether the replay
 	// stands at the boundary after lastEv.
 	snaps      *snapshots
@@ -162,6 +163,9 @@ func (rp *replayer) run() (*Result, error) {
 		}
 		rp.n++
 		rp.atBoundary = false
+		if ev.Time != 0 {
+			rp.evTime = ev.Time
+		}
 		if rp.opts.Tamper != nil {
 			rp.opts.Tamper(rp.n, ev)
 		}

@@ -773,6 +773,9 @@ func (rp *replayer) restore(sn *snapshot, rd *trace.Reader) error {
 	rp.dbgExe, rp.dbgExeName = sn.dbgExe, sn.dbgExeName
 	rp.procExe, rp.procExeName, rp.procAuxv = cloneMap(sn.procExe), cloneMap(sn.procExeNam), cloneMap(sn.procAuxv)
 	rp.lastEv, rp.atBoundary = sn.last, true
+	if sn.last != nil {
+		rp.evTime = sn.last.Time
+	}
 	d := rp.dbg
 	d.pid, d.started = sn.dbgPid, true
 	// The breakpoints, as when debugging starts (afterEvent).

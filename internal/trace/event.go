@@ -89,4 +89,7 @@ type Event struct {
 	// StackSum, when non-zero, is a checksum of the stack of task Tid
 	// around its stack pointer (KindSched points taken without Checksum).
 	StackSum uint64
+	// Time is when the event was recorded, in nanoseconds since the
+	// recording started (0 in traces written before it existed).
+	Time uint64
 }

@@ -35,6 +35,7 @@ const (
 	evEmpty   = 15 // varint: bit 0: Mem is empty but not nil; bit 1: same for Maps
 	evSum     = 16 // varint: memory checksum (record --checksum)
 	evStack   = 17 // varint: checksum of the thread's stack (KindSched)
+	evTime    = 18 // varint: nanoseconds since the recording started
 )
 
 // MemWrite field numbers.
@@ -187,6 +188,7 @@ func (e *encoder) appendEvent(b []byte, ev *Event) []byte {
 	b = appendString(b, evText, ev.Text)
 	b = appendUint(b, evSum, ev.Checksum)
 	b = appendUint(b, evStack, ev.StackSum)
+	b = appendUint(b, evTime, ev.Time)
 	var empty uint64
 	if ev.Mem != nil && len(ev.Mem) == 0 {
 		empty |= 1
@@ -461,6 +463,11 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 				return nil, err
 			}
 			ev.StackSum = v
+		case evTime:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return nil, err
+			}
+			ev.Time = v
 		case evEmpty:
 			if err := wantWire(field, wire, wireVarint); err != nil {
 				return nil, err
