@@ -41,7 +41,7 @@ class _GorrCommand(gdb.Command):
         self._name = name
     def invoke(self, arg, from_tty):
         gdb.write(_gorr_cmd(self._name, arg))
-for _n in ("when", "when-ticks", "when-tid", "elapsed-time", "checkpoint"):
+for _n in ("when", "when-ticks", "when-tid", "when-end", "elapsed-time", "checkpoint"):
     _GorrCommand(_n)
 class _GorrDelete(gdb.Command):
     """delete checkpoint N: forget an rr/gorr checkpoint."""

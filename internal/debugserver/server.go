@@ -560,6 +560,8 @@ func (s *Server) rrcmd(p gdbrsp.RRCmd) []byte {
 		}
 	case "when":
 		out = fmt.Sprintf("Completed event: %d\n", s.stop.Event)
+	case "when-end":
+		out = fmt.Sprintf("Event at end of recording: %d\n", s.sess.EventCount())
 	case "when-tid":
 		out = fmt.Sprintf("Current tid: %d\n", s.stop.Tid)
 	case "when-ticks":

@@ -108,6 +108,9 @@ func TestProtocol(t *testing.T) {
 	if r := ask("vCont;c"); !strings.HasPrefix(r, "T09") {
 		t.Fatalf("continue to the end should stop with SIGKILL before the exit: %q", r)
 	}
+	if r, _ := gdbrsp.DecodeHex([]byte(ask("qRRCmd:when-end:-1"))); !strings.HasPrefix(string(r), "Event at end of recording: ") || strings.HasSuffix(string(r), ": 0\n") {
+		t.Fatalf("when-end: %q", r)
+	}
 	// rr's elapsed-time: the recording's clock at this event (> 0 here).
 	if r, err := gdbrsp.DecodeHex([]byte(ask("qRRCmd:elapsed-time:-1"))); err != nil || !strings.HasPrefix(string(r), "Elapsed Time (s): ") || strings.HasPrefix(string(r), "Elapsed Time (s): 0.000000") {
 		t.Fatalf("elapsed-time: %q %v", r, err)

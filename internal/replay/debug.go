@@ -109,6 +109,16 @@ type Session struct {
 	interrupt atomic.Bool
 }
 
+// EventCount is the number of events in the recording (0 if the trace
+// is incomplete and does not know it).
+func (s *Session) EventCount() uint64 {
+	h := s.opts.Reader.Header()
+	if !h.Complete {
+		return 0
+	}
+	return h.EventCount
+}
+
 // ElapsedTime is how long the recording had been running at the current
 // position's event (rr's elapsed-time); 0 for traces without event times.
 func (s *Session) ElapsedTime() time.Duration {
