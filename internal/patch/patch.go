@@ -163,3 +163,55 @@ func funcStarts(f *elf.File) []uint64 {
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	return out
 }
+
+// BranchTargets returns the file offsets that direct jumps, conditional
+// jumps and calls in the executable sections of the ELF file r lead to.
+// Code is decoded linearly from each function symbol (or from the start
+// of a section without symbols), as Scan does. Indirect branches (jump
+// tables) are not followed.
+func BranchTargets(r io.ReaderAt) (map[uint64]bool, error) {
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	starts := funcStarts(f)
+	out := map[uint64]bool{}
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue
+		}
+		begin := []int{0}
+		for _, a := range starts {
+			if a > s.Addr && a < s.Addr+uint64(len(data)) {
+				begin = append(begin, int(a-s.Addr))
+			}
+		}
+		sort.Ints(begin)
+		for i, b := range begin {
+			end := len(data)
+			if i+1 < len(begin) {
+				end = begin[i+1]
+			}
+			for pc := b; pc < end; {
+				inst, err := x86asm.Decode(data[pc:], 64)
+				if err != nil || inst.Len == 0 {
+					pc++
+					continue
+				}
+				if rel, ok := inst.Args[0].(x86asm.Rel); ok {
+					t := int64(pc) + int64(inst.Len) + int64(rel)
+					if t >= 0 && t < int64(len(data)) {
+						out[s.Offset+uint64(t)] = true
+					}
+				}
+				pc += inst.Len
+			}
+		}
+	}
+	return out, nil
+}

@@ -3,11 +3,13 @@ package record
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/asyncpoint"
+	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
@@ -81,7 +83,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			words[w] = step
 		}
 		if first, ok := seen[pc]; ok && site == 0 {
-			if s, l, ok := asyncpoint.ChooseSite(run[first:], asyncpoint.Targets(run), t.lastRegs[ptrace.RIP]); ok {
+			if s, l, ok := asyncpoint.ChooseSite(run[first:], asyncpoint.Targets(run), r.branchTargets(t), t.lastRegs[ptrace.RIP]); ok {
 				site, siteLen = s, l
 				if pc == site {
 					return pointTaken, r.emitPoint(t, &regs, siteLen, words, step)
@@ -201,6 +203,41 @@ func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
 			return pointHandled, err
 		}
 		return pointHandled, r.handle(st)
+	}
+}
+
+// branchTargets returns a function telling whether a direct branch in
+// the file mapped at an address of t's address space may lead there
+// (true as well for code outside file mappings, which cannot be
+// scanned). The scans are kept per mapped file for the recording.
+func (r *recorder) branchTargets(t *task) func(pc uint64) bool {
+	maps, err := tracee.Maps(t.tid)
+	if err != nil {
+		return nil
+	}
+	return func(pc uint64) bool {
+		for _, m := range maps {
+			if pc < m.Start || pc >= m.End {
+				continue
+			}
+			if m.Inode == 0 {
+				return true
+			}
+			key := fmt.Sprintf("%s:%d:%d", m.Dev, m.Inode, m.Offset)
+			set, ok := r.targets[key]
+			if !ok {
+				if f, err := os.Open(fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)); err == nil {
+					set, _ = patch.BranchTargets(f)
+					f.Close()
+				}
+				r.targets[key] = set
+			}
+			if set == nil {
+				return true
+			}
+			return set[pc-m.Start+m.Offset]
+		}
+		return true
 	}
 }
 
