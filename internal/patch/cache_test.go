@@ -52,3 +52,22 @@ func TestScanFileCache(t *testing.T) {
 		t.Fatalf("scan after a change: %v, want %v", got, want)
 	}
 }
+
+// BranchTargets finds the targets of direct branches: in any real binary
+// (this test's own), thousands, including the entry of a function that is
+// called directly.
+func TestBranchTargets(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	set, err := BranchTargets(f)
+	if err != nil || len(set) < 1000 {
+		t.Fatalf("%d targets, %v", len(set), err)
+	}
+}
