@@ -124,34 +124,49 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 // arrive meanwhile are held for later; anything else (a fault, an exit)
 // is handled as usual and ends the search.
 func (r *recorder) singleStep(t *task) (pointResult, error) {
-	sig := 0
 	for {
-		if err := ptrace.Resume(t.tid, ptrace.Step, sig); err != nil {
+		if err := ptrace.Resume(t.tid, ptrace.Step, 0); err != nil {
 			return pointHandled, r.lost(t, err)
 		}
 		st, _, err := ptrace.Wait(t.tid, false)
 		if err != nil {
 			return pointHandled, err
 		}
-		if st.Kind == ptrace.StopSignal {
-			si, err := ptrace.GetSigInfo(t.tid)
-			if err == nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 2 /* TRAP_TRACE */ {
-				return pointTaken, nil
-			}
-			if err == nil && st.Signal == watchdogSignal && isOurs(&si) {
-				continue // a late timeslice signal
-			}
-			if err == nil && !synchronous(&si) {
-				if saved, ok := t.reraised[st.Signal]; ok {
-					delete(t.reraised, st.Signal)
-					si = saved
-				}
-				t.deferred = append(t.deferred, si)
-				continue
-			}
+		si, held := r.holdDuringSearch(t, st)
+		if held {
+			continue
+		}
+		if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 2 /* TRAP_TRACE */ {
+			return pointTaken, nil
 		}
 		return pointHandled, r.handle(st)
 	}
+}
+
+// holdDuringSearch absorbs a stop met while a point is searched for that
+// must not end the search: a late timeslice signal (dropped) or an
+// asynchronous signal (held for delivery at the point, with its original
+// siginfo). Otherwise it returns the stop's siginfo, if it has one.
+func (r *recorder) holdDuringSearch(t *task, st ptrace.Stop) (si *ptrace.SigInfo, held bool) {
+	if st.Kind != ptrace.StopSignal {
+		return nil, false
+	}
+	info, err := ptrace.GetSigInfo(t.tid)
+	if err != nil {
+		return nil, false
+	}
+	switch {
+	case st.Signal == watchdogSignal && isOurs(&info):
+		return nil, true
+	case !synchronous(&info):
+		if saved, ok := t.reraised[st.Signal]; ok {
+			delete(t.reraised, st.Signal)
+			info = saved
+		}
+		t.deferred = append(t.deferred, info)
+		return nil, true
+	}
+	return &info, false
 }
 
 // runTo runs t until it reaches addr (the instruction after a rep string
@@ -175,28 +190,18 @@ func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
 			_ = restore()
 			return pointHandled, err
 		}
-		if st.Kind == ptrace.StopSignal {
-			si, err := ptrace.GetSigInfo(t.tid)
-			if err == nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 0x80 {
-				regs, err := ptrace.GetRegs(t.tid)
-				if err == nil && regs[ptrace.RIP] == addr+1 {
-					regs[ptrace.RIP] = addr
-					if err := restore(); err != nil {
-						return pointHandled, err
-					}
-					return pointTaken, ptrace.SetRegs(t.tid, &regs)
+		si, held := r.holdDuringSearch(t, st)
+		if held {
+			continue
+		}
+		if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 0x80 {
+			regs, err := ptrace.GetRegs(t.tid)
+			if err == nil && regs[ptrace.RIP] == addr+1 {
+				regs[ptrace.RIP] = addr
+				if err := restore(); err != nil {
+					return pointHandled, err
 				}
-			}
-			if err == nil && st.Signal == watchdogSignal && isOurs(&si) {
-				continue
-			}
-			if err == nil && !synchronous(&si) {
-				if saved, ok := t.reraised[st.Signal]; ok {
-					delete(t.reraised, st.Signal)
-					si = saved
-				}
-				t.deferred = append(t.deferred, si)
-				continue
+				return pointTaken, ptrace.SetRegs(t.tid, &regs)
 			}
 		}
 		if err := restore(); err != nil {

@@ -3,6 +3,7 @@ package replay
 import (
 	"github.com/gorr-debugger/gorr/internal/asyncpoint"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 // Read and access watchpoints (gdb's rwatch and awatch, Z3/Z4) cannot use
@@ -51,12 +52,13 @@ func (rp *replayer) rwApplies(t *rtask) bool {
 // rwStart begins counting t's steps from base.
 func (rp *replayer) rwStart(t *rtask, base Pos) {
 	rp.dbg.rw = rwState{t: t, base: base}
-	rp.rwDecode(t)
+	rp.rwDecode(t, nil)
 }
 
 // rwDecode notes the memory words of the instruction t is about to run
-// (with the original bytes under breakpoints and preemption pads).
-func (rp *replayer) rwDecode(t *rtask) {
+// (with the original bytes under breakpoints and preemption pads); regs
+// are its registers when the caller has them (nil: read them).
+func (rp *replayer) rwDecode(t *rtask, regs *trace.Regs) {
 	d := rp.dbg
 	d.rw.pending, d.rw.syscallNext = nil, false
 	d.rw.before = map[Watch]string{}
@@ -66,9 +68,12 @@ func (rp *replayer) rwDecode(t *rtask) {
 			d.rw.before[w] = string(b[:t.mem.ReadPartial(w.Addr, b)])
 		}
 	}
-	regs, err := ptrace.GetRegs(t.real)
-	if err != nil {
-		return
+	if regs == nil {
+		r, err := ptrace.GetRegs(t.real)
+		if err != nil {
+			return
+		}
+		regs = &r
 	}
 	pc := regs[ptrace.RIP]
 	code := make([]byte, 16)
@@ -76,7 +81,7 @@ func (rp *replayer) rwDecode(t *rtask) {
 	if ps := rp.point; ps != nil && ps.pad != nil && ps.t == t && pc == ps.pad.Site {
 		// The site's instructions run relocated in the pad, as one step.
 		for off := 0; off < len(ps.padOrig); {
-			in, ok := asyncpoint.Decode(ps.padOrig[off:], pc+uint64(off), &regs)
+			in, ok := asyncpoint.Decode(ps.padOrig[off:], pc+uint64(off), regs)
 			if !ok || in.Len == 0 {
 				break
 			}
@@ -90,15 +95,15 @@ func (rp *replayer) rwDecode(t *rtask) {
 			code[i] = orig
 		}
 	}
-	if in, ok := asyncpoint.Decode(code, pc, &regs); ok {
+	if in, ok := asyncpoint.Decode(code, pc, regs); ok {
 		d.rw.pending = in.Accesses
 		d.rw.syscallNext = len(code) >= 2 && code[0] == 0x0f && code[1] == 0x05
 	}
 }
 
 // rwStep counts a completed step of t and returns the watchpoint the
-// stepped instruction touched, if any.
-func (rp *replayer) rwStep(t *rtask) *Watch {
+// stepped instruction touched, if any; regs are t's registers now.
+func (rp *replayer) rwStep(t *rtask, regs *trace.Regs) *Watch {
 	d := rp.dbg
 	d.rw.steps++
 	var hit *Watch
@@ -122,7 +127,7 @@ func (rp *replayer) rwStep(t *rtask) *Watch {
 			break
 		}
 	}
-	rp.rwDecode(t)
+	rp.rwDecode(t, regs)
 	return hit
 }
 
@@ -149,7 +154,7 @@ func (rp *replayer) rwOnly(t *rtask) bool {
 // rwTrap handles a completed single step of t while read watchpoints
 // are set. It returns a stop to report, or handled when it resumed t
 // (the step was only for the watchpoints).
-func (rp *replayer) rwTrap(t *rtask, mode int, stepping *bool) (stop *DebugStop, handled bool, err error) {
+func (rp *replayer) rwTrap(t *rtask, regs *trace.Regs, mode int, stepping *bool) (stop *DebugStop, handled bool, err error) {
 	d := rp.dbg
 	if d.rw.t != t {
 		return nil, false, nil
@@ -157,7 +162,7 @@ func (rp *replayer) rwTrap(t *rtask, mode int, stepping *bool) (stop *DebugStop,
 	only := rp.rwOnly(t)
 	g := d.goal
 	final := g != nil && g.stepsLeft == 1 && t.rec == g.target.Tid // this step reaches the scan's target
-	if w := rp.rwStep(t); w != nil {
+	if w := rp.rwStep(t, regs); w != nil {
 		pos := rp.rwPos()
 		switch {
 		case g == nil:

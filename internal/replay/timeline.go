@@ -149,7 +149,7 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 		return true, rp.stepInsn(t)
 	case *stepping && si.Code() == 2 && d.rw.t == t:
 		// A step while read watchpoints are set.
-		st, resumed, err := rp.rwTrap(t, mode, stepping)
+		st, resumed, err := rp.rwTrap(t, &r, mode, stepping)
 		if err != nil || resumed && st == nil {
 			return true, err
 		}
@@ -189,7 +189,7 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 		*stepping = true
 		d.userStep = true
 		if d.rw.t == t {
-			rp.rwDecode(t) // the user may have changed registers or memory
+			rp.rwDecode(t, nil) // the user may have changed registers or memory
 		}
 		return true, rp.stepInsn(t)
 	}
