@@ -51,7 +51,7 @@ func setup(m *testing.M) (int, error) {
 	}
 	defer os.RemoveAll(buildDir)
 	gorrBin = filepath.Join(buildDir, "gorr")
-	cmd := exec.Command("go", "build", "-o", gorrBin, "./cmd/gorr")
+	cmd := exec.Command("go", "build", "-tags", "gorrtest", "-o", gorrBin, "./cmd/gorr")
 	cmd.Dir = rootDir
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return 1, fmt.Errorf("build gorr: %v\n%s", err, out)

@@ -9,7 +9,6 @@ import (
 	"syscall"
 	"unsafe"
 
-	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracedir"
@@ -82,24 +81,7 @@ func cmdReplay(args []string) int {
 	if p.has("verbose") {
 		opts.Log = os.Stderr
 	}
-	if n, err := strconv.ParseUint(os.Getenv("GORR_TEST_TAMPER_MEM"), 10, 64); err == nil {
-		// Test hook: corrupt one byte the kernel wrote at event n, which
-		// only a memory checksum (record --checksum) can notice.
-		opts.Tamper = func(i uint64, ev *trace.Event) {
-			if i == n && len(ev.Mem) > 0 && len(ev.Mem[0].Data) > 0 {
-				ev.Mem[0].Data[0] ^= 0x40
-			}
-		}
-	}
-	if n, err := strconv.ParseUint(os.Getenv("GORR_TEST_TAMPER_EVENT"), 10, 64); err == nil {
-		// Test hook: corrupt one recorded register so that replay must
-		// report a divergence at exactly that event.
-		opts.Tamper = func(i uint64, ev *trace.Event) {
-			if i == n && ev.Regs != nil {
-				ev.Regs[ptrace.RDI] ^= 0x40
-			}
-		}
-	}
+	opts.Tamper = testTamper()
 	signal.Ignore(syscall.SIGINT)
 	res, err := replay.Replay(opts)
 	if err != nil {

@@ -1,0 +1,37 @@
+//go:build gorrtest
+
+package main
+
+import (
+	"os"
+	"strconv"
+
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// testTamper returns the test-only hook that corrupts one recorded event
+// as it is read, so the end-to-end tests can check that replay reports a
+// divergence exactly there. Only binaries built with -tags gorrtest (the
+// e2e harness builds one) have it.
+//
+//	GORR_TEST_TAMPER_EVENT=N  flips a bit of rdi in event N's registers
+//	GORR_TEST_TAMPER_MEM=N    flips a bit of the first byte event N wrote,
+//	                          which only a memory checksum can notice
+func testTamper() func(uint64, *trace.Event) {
+	if n, err := strconv.ParseUint(os.Getenv("GORR_TEST_TAMPER_EVENT"), 10, 64); err == nil {
+		return func(i uint64, ev *trace.Event) {
+			if i == n && ev.Regs != nil {
+				ev.Regs[ptrace.RDI] ^= 0x40
+			}
+		}
+	}
+	if n, err := strconv.ParseUint(os.Getenv("GORR_TEST_TAMPER_MEM"), 10, 64); err == nil {
+		return func(i uint64, ev *trace.Event) {
+			if i == n && len(ev.Mem) > 0 && len(ev.Mem[0].Data) > 0 {
+				ev.Mem[0].Data[0] ^= 0x40
+			}
+		}
+	}
+	return nil
+}
