@@ -49,6 +49,9 @@ func cmdTraceinfo(args []string) int {
 		return rc
 	}
 	defer rd.Close()
+	if err := rd.VerifyFiles(); err != nil {
+		return fatalf("traceinfo: %v", err)
+	}
 	b, _ := json.MarshalIndent(rd.Header(), "", "  ")
 	fmt.Println(string(b))
 	return 0

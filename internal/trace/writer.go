@@ -46,6 +46,8 @@ type Writer struct {
 
 	filesDev uint64
 	captured map[fileKey]string
+	byHash   map[string]string // SHA-256 -> name of a captured file
+	unsynced []string          // captured files not fsynced yet
 	nfiles   int
 }
 
@@ -99,6 +101,7 @@ func Create(dir string, h Header) (*Writer, error) {
 	h.RequiredReaderVersion = 1
 	h.Complete = false
 	h.EventCount = 0
+	h.Files = nil
 	if h.UUID == "" {
 		if h.UUID, err = newUUID(); err != nil {
 			return nil, fmt.Errorf("trace: create %s: uuid: %w", dir, err)
@@ -117,6 +120,7 @@ func Create(dir string, h Header) (*Writer, error) {
 		lastFlush: time.Now(),
 		filesDev:  st.dev,
 		captured:  make(map[fileKey]string),
+		byHash:    make(map[string]string),
 	}
 	if w.events, err = createFile(filepath.Join(dir, EventsFile)); err != nil {
 		return nil, err
@@ -340,6 +344,9 @@ func (w *Writer) Close(final Header) error {
 	if err != nil {
 		return err
 	}
+	if err := w.syncCaptured(); err != nil {
+		return err
+	}
 	if err := syncDir(filepath.Join(w.dir, FilesDir)); err != nil {
 		return err
 	}
@@ -349,6 +356,7 @@ func (w *Writer) Close(final Header) error {
 	final.Created = w.hdr.Created
 	final.Complete = true
 	final.EventCount = w.count
+	final.Files = w.hdr.Files
 	if err := writeHeader(w.dir, &final); err != nil {
 		return err
 	}
