@@ -70,6 +70,9 @@ func cmdRecord(args []string) int {
 		if dir, err = tracedir.New(path); err != nil {
 			return fatalf("record: %v", err)
 		}
+		if warn, _ := tracedir.CheckRoot(tracedir.SaveDir()); warn != "" {
+			fmt.Fprintf(os.Stderr, "gorr: warning: %s\n", warn)
+		}
 	}
 	cwd, _ := os.Getwd()
 	var un unix.Utsname
@@ -96,7 +99,9 @@ func cmdRecord(args []string) int {
 		f.Close()
 	}
 	if latest {
-		_ = tracedir.SetLatest(abs)
+		if err := tracedir.SetLatest(abs); err != nil {
+			fmt.Fprintf(os.Stderr, "gorr: warning: the trace is recorded, but %v\n", err)
+		}
 	}
 	var log *os.File
 	if p.has("verbose") {

@@ -263,3 +263,10 @@ func readHeader(dir string) (Header, error) {
 	}
 	return h, nil
 }
+
+// RewriteHeader replaces the header of the trace in dir with h, atomically
+// and durably, with a new integrity hash. It is for tools that change a
+// finished trace ('gorr pack' adds the manifest of an old trace).
+func RewriteHeader(dir string, h Header) error {
+	return writeHeader(dir, &h)
+}

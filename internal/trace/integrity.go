@@ -118,3 +118,13 @@ func verifyOne(dir, name string, want FileDigest) error {
 	}
 	return nil
 }
+
+// Digest returns the size and SHA-256 of the file at path.
+func Digest(path string) (FileDigest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return FileDigest{}, err
+	}
+	defer f.Close()
+	return digestOf(f)
+}
