@@ -197,9 +197,11 @@ func cmdRm(args []string) int {
 			continue
 		}
 		parent := filepath.Dir(dir)
-		latest := filepath.Join(parent, tracedir.Latest)
-		if t, err := os.Readlink(latest); err == nil && (t == filepath.Base(dir) || t == dir) {
-			_ = os.Remove(latest)
+		for _, save := range []string{parent, tracedir.SaveDir()} {
+			latest := filepath.Join(save, tracedir.Latest)
+			if t, err := os.Readlink(latest); err == nil && (t == dir || filepath.Join(save, t) == dir) {
+				_ = os.Remove(latest)
+			}
 		}
 		if err := tracedir.CollectStore(parent); err != nil {
 			rc = fatalf("rm: pack store of %s: %v", parent, err)
