@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,6 +34,14 @@ int main(int argc, char **argv) {
 	return 3;
 }
 `
+
+// ctxArtifacts bounds a whole test of this file (several recordings and
+// replays on a shared, sometimes loaded machine).
+func ctxArtifacts(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 180*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
 
 // gorrIn runs gorr with save directory save, in dir, with extra env.
 func gorrIn(ctx context.Context, t *testing.T, save, dir string, env []string, args ...string) Run {
@@ -80,7 +89,7 @@ func recordArtifact(ctx context.Context, t *testing.T, save, traceDir string) (b
 // Pack, copy the trace elsewhere, delete the program and every file it
 // read, and replay from another directory with another environment.
 func TestPackReplayElsewhere(t *testing.T) {
-	ctx := ctx60(t)
+	ctx := ctxArtifacts(t)
 	save := t.TempDir()
 	traceDir := filepath.Join(t.TempDir(), "trace")
 	bin, data, rec := recordArtifact(ctx, t, save, traceDir)
@@ -142,7 +151,7 @@ func TestPackReplayElsewhere(t *testing.T) {
 // header) is reported with its name by replay (both paths), traceinfo
 // and pack, before anything runs.
 func TestTamperReported(t *testing.T) {
-	ctx := ctx60(t)
+	ctx := ctxArtifacts(t)
 	save := t.TempDir()
 	traceDir := filepath.Join(t.TempDir(), "trace")
 	recordArtifact(ctx, t, save, traceDir)
@@ -194,7 +203,7 @@ func TestTamperReported(t *testing.T) {
 // The trace management commands on real traces, their --help, and their
 // errors on a missing or a corrupt trace.
 func TestTraceCommands(t *testing.T) {
-	ctx := ctx60(t)
+	ctx := ctxArtifacts(t)
 	save := filepath.Join(t.TempDir(), "save")
 	wd := t.TempDir()
 	// No trace yet: ls prints nothing and succeeds.
@@ -300,7 +309,7 @@ func TestTraceCommands(t *testing.T) {
 
 // latest-trace in the way, and trace roots others can write to.
 func TestTraceRootChecks(t *testing.T) {
-	ctx := ctx60(t)
+	ctx := ctxArtifacts(t)
 	bin := cprog(t, "pidtime", pidTimeProg)
 	for _, blocker := range []string{"latest-trace", ".latest-trace.tmp"} {
 		save := t.TempDir()
@@ -318,5 +327,79 @@ func TestTraceRootChecks(t *testing.T) {
 	os.Chmod(save, os.ModeSticky|0o777)
 	if r := gorrIn(ctx, t, save, t.TempDir(), nil, "record", bin); r.Code != 0 || !strings.Contains(string(r.Stderr), "warning: trace directory") {
 		t.Errorf("sticky world-writable trace root: %v", r)
+	}
+}
+
+const cpuidProg = `#include <stdio.h>
+#include <cpuid.h>
+#include <time.h>
+int main(void) {
+	unsigned a, b, c, d;
+	__cpuid(1, a, b, c, d);
+	printf("l1 0x%x 0x%x\n", c, d);
+	__cpuid_count(7, 0, a, b, c, d);
+	printf("l7 0x%x 0x%x 0x%x\n", b, c, d);
+	__cpuid(0x80000001, a, b, c, d);
+	printf("e1 0x%x 0x%x\n", c, d);
+	struct timespec ts; clock_gettime(CLOCK_REALTIME, &ts);
+	printf("t=%ld\n", ts.tv_nsec);
+	return 0;
+}
+`
+
+// record --portable: the CPUID answers stay within x86-64-v3, and replay
+// refuses a CPU (simulated: GORR_TEST_HIDE_CPUID) lacking a feature the
+// trace needs, listing it, while a portable trace does not need it.
+func TestPortableCPUID(t *testing.T) {
+	ctx := ctxArtifacts(t)
+	bin := cprog(t, "cpuidp", cpuidProg)
+	save := t.TempDir()
+	portable := filepath.Join(t.TempDir(), "portable")
+	native := filepath.Join(t.TempDir(), "native")
+	rec := gorrIn(ctx, t, save, t.TempDir(), nil, "record", "--portable", "-o", portable, bin)
+	if rec.Code != 0 {
+		t.Fatalf("record --portable: %v", rec)
+	}
+	var l1c, l1d, l7b, l7c, l7d, e1c, e1d uint32
+	if _, err := fmt.Sscanf(string(rec.Stdout), "l1 0x%x 0x%x\nl7 0x%x 0x%x 0x%x\ne1 0x%x 0x%x\n", &l1c, &l1d, &l7b, &l7c, &l7d, &e1c, &e1d); err != nil {
+		t.Fatalf("parse %q: %v", rec.Stdout, err)
+	}
+	// x86-64-v3: sse3 ssse3 fma cx16 sse4.1 sse4.2 movbe popcnt xsave
+	// osxsave avx f16c (+hypervisor); bmi1 avx2 bmi2; lahf lzcnt.
+	const v3l1c = 1<<0 | 1<<9 | 1<<12 | 1<<13 | 1<<19 | 1<<20 | 1<<22 | 1<<23 | 1<<26 | 1<<27 | 1<<28 | 1<<29 | 1<<31
+	if l1c&^v3l1c != 0 || l7b&^(1<<3|1<<5|1<<8) != 0 || l7c != 0 || l7d != 0 || e1c&^(1<<0|1<<5) != 0 {
+		t.Errorf("portable recording saw features beyond x86-64-v3:\n%s", rec.Stdout)
+	}
+	if rep := gorrIn(ctx, t, save, t.TempDir(), nil, "replay", "-a", portable); rep.Code != 0 || !bytes.Equal(rep.Stdout, rec.Stdout) {
+		t.Fatalf("replay of the portable trace: %v", rep)
+	}
+	if r := gorrIn(ctx, t, save, t.TempDir(), nil, "record", "-o", native, bin); r.Code != 0 {
+		t.Fatalf("record: %v", r)
+	}
+	hide := []string{"GORR_TEST_HIDE_CPUID=2:0x20"} // avx2
+	for _, dir := range []string{native, portable} {
+		r := gorrIn(ctx, t, save, t.TempDir(), hide, "replay", "-a", dir)
+		if l7b&(1<<5) != 0 && (r.Code == 0 || !strings.Contains(string(r.Stderr), "lacks CPUID features the trace needs") || !strings.Contains(string(r.Stderr), ": avx2;") || len(r.Stdout) != 0) {
+			t.Errorf("replay of %s on a CPU without avx2: %v", dir, r)
+		}
+	}
+	// A feature above the baseline (any bit the host shows in
+	// cpuid(7).ebx outside it, adx for instance) is needed by the native
+	// trace only.
+	_, _ = l1d, e1d
+	host := gorrIn(ctx, t, save, t.TempDir(), nil, "replay", "-a", native)
+	var hb uint32
+	fmt.Sscanf(strings.Split(string(host.Stdout), "\n")[1], "l7 0x%x", &hb)
+	extra := hb &^ (1<<3 | 1<<5 | 1<<8)
+	if extra == 0 {
+		t.Skip("this CPU has no cpuid(7).ebx feature beyond x86-64-v3")
+	}
+	bit := extra & -extra
+	hide = []string{fmt.Sprintf("GORR_TEST_HIDE_CPUID=2:0x%x", bit)}
+	if r := gorrIn(ctx, t, save, t.TempDir(), hide, "replay", "-a", portable); r.Code != 0 || !bytes.Equal(r.Stdout, rec.Stdout) {
+		t.Errorf("portable trace on a CPU without cpuid(7).ebx 0x%x: %v", bit, r)
+	}
+	if r := gorrIn(ctx, t, save, t.TempDir(), hide, "replay", "-a", native); r.Code == 0 || !strings.Contains(string(r.Stderr), "lacks CPUID features") {
+		t.Errorf("native trace on a CPU without cpuid(7).ebx 0x%x: %v", bit, r)
 	}
 }

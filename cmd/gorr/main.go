@@ -92,6 +92,10 @@ var helpText = map[string]string{
                               timeslice), recorded so replay is exact
   -C, --checksum              store a checksum of writable memory at every
                               system call; replay verifies it (slow)
+      --portable              show the program only the CPUID features of
+                              the x86-64-v3 baseline (AVX2, BMI2, FMA, ...:
+                              no AVX-512), so the trace replays on any such
+                              CPU (replay checks the CPU has what a trace needs)
       --timeslice DURATION    preempt a thread that runs this long without a
                               system call while another thread is ready
                               (default 10ms; a thread a signal waits for

@@ -54,8 +54,12 @@ func cmdReplay(args []string) int {
 		return fatalf("replay: %v", err)
 	}
 	defer rd.Close()
-	// Every captured file must be what was recorded, before anything runs.
+	// Every captured file must be what was recorded, and this CPU must
+	// have what the trace needs, before anything runs.
 	if err := rd.VerifyFiles(); err != nil {
+		return fatalf("replay: %v", err)
+	}
+	if err := checkCPU(rd.Header()); err != nil {
 		return fatalf("replay: %v", err)
 	}
 	opts := replay.Options{Reader: rd, Stdout: os.Stdout, Stderr: os.Stderr, BindCPU: chooseCPU()}

@@ -104,6 +104,14 @@ type Header struct {
 	// written with every header; readers check it in Open.
 	Files        map[string]FileDigest `json:",omitempty"`
 	HeaderSHA256 string                `json:",omitempty"`
+
+	// CPU features (format 2). CPUFeatures are the CPUID feature words
+	// the recorded programs were shown (cpu.Features: cpuid(1).ecx/edx,
+	// cpuid(7,0).ebx/ecx/edx, cpuid(0x80000001).ecx/edx); replay refuses
+	// a CPU that lacks any of them. CPUIDBaseline names the baseline
+	// they were limited to ('record --portable'), "" when not limited.
+	CPUFeatures   []uint32 `json:",omitempty"`
+	CPUIDBaseline string   `json:",omitempty"`
 }
 
 // FileDigest is the size and content hash of a captured file.
