@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/gorr-debugger/gorr/internal/cpu"
+	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracedir"
 )
@@ -37,7 +38,7 @@ func helpWanted(name string, args []string) bool {
 }
 
 // openVerified resolves and opens a trace and verifies its files.
-func openVerified(cmd, name string) (*trace.Reader, error) {
+func openVerified(name string) (*trace.Reader, error) {
 	dir, err := tracedir.Resolve(name)
 	if err != nil {
 		return nil, err
@@ -136,7 +137,7 @@ func cmdLs(args []string) int {
 		if h.Complete {
 			ws := syscall.WaitStatus(h.ExitStatus)
 			if ws.Signaled() {
-				exit = "sig " + ws.Signal().String()
+				exit = linux.SignalName(int(ws.Signal()))
 			} else {
 				exit = fmt.Sprint(ws.ExitStatus())
 			}
@@ -332,7 +333,7 @@ func cmdBuildid(args []string) int {
 	if len(args) > 1 {
 		return fatalf("buildid: usage: gorr buildid [TRACE]")
 	}
-	rd, err := openVerified("buildid", strings.Join(args, ""))
+	rd, err := openVerified(strings.Join(args, ""))
 	if err != nil {
 		return fatalf("buildid: %v", err)
 	}
@@ -389,7 +390,7 @@ func cmdSources(args []string) int {
 	if len(args) > 1 {
 		return fatalf("sources: usage: gorr sources [TRACE]")
 	}
-	rd, err := openVerified("sources", strings.Join(args, ""))
+	rd, err := openVerified(strings.Join(args, ""))
 	if err != nil {
 		return fatalf("sources: %v", err)
 	}

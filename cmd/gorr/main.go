@@ -117,10 +117,13 @@ The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else
   -q                do not reproduce the recorded output
   -u, --cpu-unbound do not bind to one CPU
 TRACE defaults to the latest trace; a bare name is looked up in the
-trace directory.`,
+trace directory. Before anything runs, replay verifies the header and every
+captured file against the hashes written at record time (an error names
+the file that changed), and checks that this CPU has the CPUID features
+the trace needs.`,
 	"ps":        "Lists PID, PPID, EXIT and CMD for every process of the trace.",
 	"dump":      "Prints every event (or those numbered in EVENTS: N, N-M). --json prints one JSON object per line; -r adds registers.",
-	"traceinfo": "Prints the trace header as JSON.",
+	"traceinfo": "Prints the trace header as JSON, after verifying the header and every captured\nfile against the hashes written at record time.",
 	"ls": `Lists the traces in the save directory (nothing, and exit status 0,
 when there are none). -l adds the size on disk, the date of recording,
 the exit status of the program and its command line.`,
