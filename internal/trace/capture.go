@@ -47,14 +47,6 @@ func statOf(fi os.FileInfo) (fileStat, error) {
 	}, nil
 }
 
-func statPath(path string) (fileStat, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStat{}, err
-	}
-	return statOf(fi)
-}
-
 // maxBaseLen keeps captured names well below NAME_MAX (255).
 const maxBaseLen = 200
 

@@ -44,7 +44,6 @@ type Writer struct {
 	err       error // sticky write error
 	closed    bool
 
-	filesDev uint64
 	captured map[fileKey]string
 	byHash   map[string]string // SHA-256 -> name of a captured file
 	unsynced []string          // captured files not fsynced yet
@@ -92,10 +91,6 @@ func Create(dir string, h Header) (*Writer, error) {
 	if err := os.Chmod(files, 0o700); err != nil {
 		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
 	}
-	var st fileStat
-	if st, err = statPath(files); err != nil {
-		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
-	}
 
 	h.Version = FormatVersion
 	h.RequiredReaderVersion = 1
@@ -118,7 +113,6 @@ func Create(dir string, h Header) (*Writer, error) {
 		dir:       dir,
 		hdr:       h,
 		lastFlush: time.Now(),
-		filesDev:  st.dev,
 		captured:  make(map[fileKey]string),
 		byHash:    make(map[string]string),
 	}
