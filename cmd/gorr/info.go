@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +48,9 @@ func cmdTraceinfo(args []string) int {
 		return rc
 	}
 	defer rd.Close()
+	if err := rd.VerifyFiles(); err != nil {
+		return fatalf("traceinfo: %v", err)
+	}
 	b, _ := json.MarshalIndent(rd.Header(), "", "  ")
 	fmt.Println(string(b))
 	return 0
@@ -260,43 +262,6 @@ func cmdDump(args []string) int {
 	})
 	if err != nil {
 		return fatalf("%v", err)
-	}
-	return 0
-}
-
-func cmdLs(args []string) int {
-	save := tracedir.SaveDir()
-	ents, err := os.ReadDir(save)
-	if err != nil {
-		return fatalf("ls: %v", err)
-	}
-	for _, e := range ents {
-		if e.IsDir() {
-			if _, err := os.Stat(filepath.Join(save, e.Name(), trace.HeaderFile)); err == nil {
-				fmt.Println(e.Name())
-			}
-		}
-	}
-	return 0
-}
-
-func cmdRm(args []string) int {
-	if len(args) != 1 {
-		return fatalf("rm: usage: gorr rm TRACE")
-	}
-	dir, err := tracedir.Resolve(args[0])
-	if err != nil {
-		return fatalf("rm: %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, trace.HeaderFile)); err != nil {
-		return fatalf("rm: %s is not a gorr trace", dir)
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fatalf("rm: %v", err)
-	}
-	latest := filepath.Join(filepath.Dir(dir), tracedir.Latest)
-	if t, err := os.Readlink(latest); err == nil && t == filepath.Base(dir) {
-		_ = os.Remove(latest)
 	}
 	return 0
 }

@@ -22,8 +22,13 @@ func commands() []command {
 		{"ps", "gorr ps [TRACE]", "list the processes of a trace", cmdPs},
 		{"dump", "gorr dump [--json] [-r] [TRACE] [EVENTS...]", "print the events of a trace", cmdDump},
 		{"traceinfo", "gorr traceinfo [TRACE]", "print the trace header as JSON", cmdTraceinfo},
-		{"ls", "gorr ls", "list saved traces", cmdLs},
-		{"rm", "gorr rm TRACE", "delete a trace", cmdRm},
+		{"ls", "gorr ls [-l]", "list saved traces", cmdLs},
+		{"rm", "gorr rm TRACE...", "delete traces", cmdRm},
+		{"mv", "gorr mv OLD NEW", "rename or move a trace", cmdMv},
+		{"pack", "gorr pack [--self-contained] [TRACE...]", "make traces self-contained, ready to copy elsewhere", cmdPack},
+		{"buildid", "gorr buildid [TRACE]", "print the build IDs of the ELF files mapped in a trace", cmdBuildid},
+		{"sources", "gorr sources [TRACE]", "list the source files of the recorded binaries (JSON, as rr)", cmdSources},
+		{"cpufeatures", "gorr cpufeatures", "print the record options limiting CPUID features to this machine's", cmdCpufeatures},
 		{"help", "gorr help [COMMAND]", "show help", cmdHelp},
 	}
 }
@@ -87,6 +92,10 @@ var helpText = map[string]string{
                               timeslice), recorded so replay is exact
   -C, --checksum              store a checksum of writable memory at every
                               system call; replay verifies it (slow)
+      --portable              show the program only the CPUID features of
+                              the x86-64-v3 baseline (AVX2, BMI2, FMA, ...:
+                              no AVX-512), so the trace replays on any such
+                              CPU (replay checks the CPU has what a trace needs)
       --timeslice DURATION    preempt a thread that runs this long without a
                               system call while another thread is ready
                               (default 10ms; a thread a signal waits for
@@ -108,13 +117,42 @@ The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else
   -q                do not reproduce the recorded output
   -u, --cpu-unbound do not bind to one CPU
 TRACE defaults to the latest trace; a bare name is looked up in the
-trace directory.`,
+trace directory. Before anything runs, replay verifies the header and every
+captured file against the hashes written at record time (an error names
+the file that changed), and checks that this CPU has the CPUID features
+the trace needs.`,
 	"ps":        "Lists PID, PPID, EXIT and CMD for every process of the trace.",
 	"dump":      "Prints every event (or those numbered in EVENTS: N, N-M). --json prints one JSON object per line; -r adds registers.",
-	"traceinfo": "Prints the trace header as JSON.",
-	"ls":        "Lists the traces in the save directory.",
-	"rm":        "Deletes a trace directory.",
-	"help":      "Shows help.",
+	"traceinfo": "Prints the trace header as JSON, after verifying the header and every captured\nfile against the hashes written at record time.",
+	"ls": `Lists the traces in the save directory (nothing, and exit status 0,
+when there are none). -l adds the size on disk, the date of recording,
+the exit status of the program and its command line.`,
+	"rm": `Deletes the traces named (their directories). latest-trace is removed
+when it pointed at one of them, and files of the shared pack store that no
+trace uses any more are deleted.`,
+	"mv": `Renames the trace OLD to NEW (a bare NEW stays in OLD's directory)
+and updates latest-trace when it pointed at OLD. A packed trace that links
+to the shared store of its directory gets private copies first when it
+leaves that directory.`,
+	"pack": `Makes each trace (default: the latest) independent of the system it
+was recorded on, ready for cp -a or tar to another machine of the same
+kind: every captured file becomes a private read-only copy (no hard link
+to files outside the trace, link count 1), identical files are stored once
+(a duplicate becomes a symbolic link within the trace), and pack checks
+that every file the events map is in the trace. Traces packed together
+that live in the same directory store the files they have in common once,
+in that directory's .gorr-files store (copy the directory, not one trace);
+--self-contained keeps each trace complete on its own. The trace is
+verified before and after.`,
+	"buildid": `Prints "BUILDID PATH" for every ELF file mapped in the trace (the GNU
+build ID, "-" when the file has none).`,
+	"sources": `Prints, as rr sources does, a JSON object listing the recorded
+binaries with debug information and the source files their DWARF line
+tables name that exist here, grouped by version-control root.`,
+	"cpufeatures": `Prints, as rr cpufeatures does, the record options that would limit
+a tracee to the CPUID features of this machine (run it on the machine
+you plan to replay on).`,
+	"help": "Shows help.",
 }
 
 func fatalf(format string, args ...any) int {

@@ -33,6 +33,7 @@ var recordFlags = []flagSpec{
 	{"", "watchdog", true}, // the name before preemption existed
 	{"h", "chaos", false},
 	{"C", "checksum", false},
+	{"", "portable", false},
 }
 
 func cmdRecord(args []string) int {
@@ -70,6 +71,9 @@ func cmdRecord(args []string) int {
 		if dir, err = tracedir.New(path); err != nil {
 			return fatalf("record: %v", err)
 		}
+		if warn, _ := tracedir.CheckRoot(tracedir.SaveDir()); warn != "" {
+			fmt.Fprintf(os.Stderr, "gorr: warning: %s\n", warn)
+		}
 	}
 	cwd, _ := os.Getwd()
 	var un unix.Utsname
@@ -78,6 +82,7 @@ func cmdRecord(args []string) int {
 		Uname: trace.Uname{Sysname: cstr(un.Sysname[:]), Release: cstr(un.Release[:]), Version: cstr(un.Version[:]),
 			Machine: cstr(un.Machine[:]), Nodename: cstr(un.Nodename[:])},
 		CPUModel: cpuModel(), BindCPU: cpu}
+	hdr.CPUFeatures, hdr.CPUIDBaseline = recordedFeatures(p.has("portable"))
 	w, err := trace.Create(dir, hdr)
 	if err != nil {
 		return fatalf("record: %v", err)
@@ -96,7 +101,9 @@ func cmdRecord(args []string) int {
 		f.Close()
 	}
 	if latest {
-		_ = tracedir.SetLatest(abs)
+		if err := tracedir.SetLatest(abs); err != nil {
+			fmt.Fprintf(os.Stderr, "gorr: warning: the trace is recorded, but %v\n", err)
+		}
 	}
 	var log *os.File
 	if p.has("verbose") {
@@ -104,6 +111,7 @@ func cmdRecord(args []string) int {
 	}
 	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	opts.Checksum = p.has("checksum")
+	opts.Portable = p.has("portable")
 	opts.SiteCache = patch.DefaultCacheDir()
 	if p.has("chaos") {
 		opts.Chaos, opts.ChaosSeed = true, rand.Uint64()

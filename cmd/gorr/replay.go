@@ -53,6 +53,14 @@ func cmdReplay(args []string) int {
 		return fatalf("replay: %v", err)
 	}
 	defer rd.Close()
+	// Every captured file must be what was recorded, and this CPU must
+	// have what the trace needs, before anything runs.
+	if err := rd.VerifyFiles(); err != nil {
+		return fatalf("replay: %v", err)
+	}
+	if err := checkCPU(rd.Header()); err != nil {
+		return fatalf("replay: %v", err)
+	}
 	opts := replay.Options{Reader: rd, Stdout: os.Stdout, Stderr: os.Stderr, BindCPU: chooseCPU()}
 	if !p.has("autopilot") {
 		opts.Reopen = func() (*trace.Reader, error) { return trace.Open(dir) }

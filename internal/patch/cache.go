@@ -1,17 +1,17 @@
 package patch
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
-	"fmt"
+	"io"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // ScanFile is Scan of the file at path, with the result kept in cacheDir
-// (if not empty) under the file's device, inode, size and modification
-// time, so that system libraries are decoded once, not at every
-// recording. A cache entry that cannot be read or written is ignored.
+// (if not empty) under the SHA-256 of the file's content, so that system
+// libraries are decoded once, not at every recording. A cache entry that cannot be read or written is ignored.
 func ScanFile(path, cacheDir string) ([]Site, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -19,15 +19,21 @@ func ScanFile(path, cacheDir string) ([]Site, error) {
 	}
 	defer f.Close()
 	var key string
-	if fi, err := f.Stat(); err == nil && cacheDir != "" {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			key = fmt.Sprintf("%x-%x-%x-%x.json", st.Dev, st.Ino, st.Size, fi.ModTime().UnixNano())
+	if cacheDir != "" {
+		// Keyed by content: the recorder scans its private copies of
+		// mapped files, a new inode at every recording.
+		h := sha256.New()
+		if _, err := io.Copy(h, f); err == nil {
+			key = "sha256-" + hex.EncodeToString(h.Sum(nil)) + ".json"
 			if b, err := os.ReadFile(filepath.Join(cacheDir, key)); err == nil {
 				var sites []Site
 				if json.Unmarshal(b, &sites) == nil {
 					return sites, nil
 				}
 			}
+		}
+		if _, err := f.Seek(0, io.SeekStart); err != nil {
+			return nil, err
 		}
 	}
 	sites, err := Scan(f)

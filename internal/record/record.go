@@ -38,6 +38,8 @@ type Options struct {
 	Stdout  *os.File
 	Stderr  *os.File
 	Log     io.Writer // verbose log, may be nil
+	// Portable limits the CPUID features tracees see to cpu.Baseline.
+	Portable bool
 	// Timeslice is how long one thread may run user code without a
 	// system call while another thread is ready before it is preempted
 	// (0: DefaultTimeslice); SignalSlice the same while a signal waits

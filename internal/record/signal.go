@@ -95,6 +95,9 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 		after[ptrace.RIP] += 3
 	case code[0] == 0x0f && code[1] == 0xa2: // cpuid
 		a, b, c, d := cpu.Masked(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]))
+		if r.opts.Portable {
+			a, b, c, d = cpu.Baseline(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]), a, b, c, d)
+		}
 		after[ptrace.RAX], after[ptrace.RBX], after[ptrace.RCX], after[ptrace.RDX] = uint64(a), uint64(b), uint64(c), uint64(d)
 		after[ptrace.RIP] += 2
 	default:

@@ -1,6 +1,8 @@
 package trace
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -45,31 +47,22 @@ func statOf(fi os.FileInfo) (fileStat, error) {
 	}, nil
 }
 
-func statPath(path string) (fileStat, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return fileStat{}, err
-	}
-	return statOf(fi)
-}
-
 // maxBaseLen keeps captured names well below NAME_MAX (255).
 const maxBaseLen = 200
 
 // CaptureFile saves the current content of the file at path (a mapped
 // file) in the trace and returns its name relative to the trace
 // directory, "files/<n>-<basename>". A file already captured (same
-// device, inode, size and modification time) is not captured again: its
-// first name is returned.
+// device, inode, size and modification time, or the same content) is not
+// captured again: its first name is returned.
 //
-// The file is hard-linked when it lives in a system directory managed by
-// the package manager (/usr, /lib, /lib64, /bin, /sbin, /etc), is on the
-// filesystem of the trace, owned by root and not writable by group or
-// others: such files are replaced by rename, never rewritten in place, so
-// the link keeps the recorded content. Anything else (a program being
-// developed, its input files) may be rewritten in place and is copied. A linked file keeps its owner and
-// mode. Otherwise (or when the link fails) the content is copied to a new
-// file of mode 0600.
+// The content is always a private copy, never a hard link to the original
+// (writing through a link would write the system's file, and an in-place
+// update of the original would change the trace): a reflink (FICLONE)
+// where the filesystem supports it, else a copy. The copy is read-only
+// (mode 0400), and its size and SHA-256 go to the manifest of the header
+// (Header.Files), which is rewritten at once so that even the trace of a
+// recorder that dies later can be verified.
 func (w *Writer) CaptureFile(path string) (rel string, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -109,46 +102,59 @@ func (w *Writer) CaptureFile(path string) (rel string, err error) {
 	if len(base) > maxBaseLen {
 		base = strings.ToValidUTF8(base[:maxBaseLen], "")
 	}
-	w.nfiles++
-	rel = FilesDir + "/" + strconv.Itoa(w.nfiles) + "-" + base
+	n := w.nfiles + 1
+	rel = FilesDir + "/" + strconv.Itoa(n) + "-" + base
 	dst := filepath.Join(w.dir, rel)
-
-	linked := false
-	if st.dev == w.filesDev && st.uid == 0 && st.mode&0o022 == 0 && systemPath(path) {
-		linked = linkFD(src, dst, st.key)
+	d, err := cloneOrCopy(src, dst)
+	if err != nil {
+		return "", err
 	}
-	if !linked {
-		if err := copyFile(src, dst); err != nil {
-			return "", err
-		}
+	if prev, ok := w.byHash[d.SHA256]; ok && w.hdr.Files[prev].Size == d.Size {
+		// Same content under another inode: store it once.
+		os.Remove(dst)
+		w.captured[st.key] = prev
+		return prev, nil
 	}
+	w.nfiles = n
 	w.captured[st.key] = rel
+	w.byHash[d.SHA256] = rel
+	if w.hdr.Files == nil {
+		w.hdr.Files = make(map[string]FileDigest)
+	}
+	w.hdr.Files[rel] = d
+	w.unsynced = append(w.unsynced, dst)
+	if err := writeHeaderSync(w.dir, &w.hdr, false); err != nil {
+		return "", err
+	}
 	return rel, nil
 }
 
-// linkFD hard-links the open file f at dst. It links the open file (via
-// /proc/self/fd), not the path, so that a rename of the path meanwhile
-// cannot make it link another file. It reports false on any failure.
-func linkFD(f *os.File, dst string, key fileKey) bool {
-	proc := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
-	if err := unix.Linkat(unix.AT_FDCWD, proc, unix.AT_FDCWD, dst, unix.AT_SYMLINK_FOLLOW); err != nil {
-		return false
+// syncCaptured fsyncs the files captured since the last call (Close calls
+// it: like the streams, captured files are not fsynced while recording).
+func (w *Writer) syncCaptured() error {
+	for _, p := range w.unsynced {
+		f, err := os.Open(p)
+		if err != nil {
+			return fmt.Errorf("trace: sync %s: %w", p, err)
+		}
+		err = f.Sync()
+		f.Close()
+		if err != nil {
+			return fmt.Errorf("trace: sync %s: %w", p, err)
+		}
 	}
-	st, err := statPath(dst)
-	if err != nil || st.key.dev != key.dev || st.key.ino != key.ino {
-		os.Remove(dst)
-		return false
-	}
-	return true
+	w.unsynced = nil
+	return nil
 }
 
-func copyFile(src *os.File, dst string) (err error) {
-	if _, err := src.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+// cloneOrCopy makes dst (which must not exist) a private copy of the open
+// file src: a reflink when the filesystem can share the extents, else a
+// copy (copy_file_range). It then hashes what dst holds and makes it
+// read-only (0400).
+func cloneOrCopy(src *os.File, dst string) (d FileDigest, err error) {
+	out, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return err
+		return d, err
 	}
 	defer func() {
 		if err != nil {
@@ -157,24 +163,34 @@ func copyFile(src *os.File, dst string) (err error) {
 		}
 	}()
 	if err := out.Chmod(0o600); err != nil {
-		return err
+		return d, err
 	}
-	if _, err := io.Copy(out, src); err != nil {
-		return err
-	}
-	if err := out.Sync(); err != nil {
-		return err
-	}
-	return out.Close()
-}
-
-// systemPath reports whether path is under a directory whose files are
-// installed and replaced by the package manager.
-func systemPath(path string) bool {
-	for _, dir := range []string{"/usr/", "/lib/", "/lib64/", "/bin/", "/sbin/", "/etc/"} {
-		if strings.HasPrefix(filepath.Clean(path), dir) {
-			return true
+	if unix.IoctlFileClone(int(out.Fd()), int(src.Fd())) != nil {
+		if _, err := src.Seek(0, io.SeekStart); err != nil {
+			return d, err
+		}
+		if _, err := io.Copy(out, src); err != nil {
+			return d, err
 		}
 	}
-	return false
+	if _, err := out.Seek(0, io.SeekStart); err != nil {
+		return d, err
+	}
+	if d, err = digestOf(out); err != nil {
+		return d, err
+	}
+	if err := out.Chmod(0o400); err != nil {
+		return d, err
+	}
+	return d, out.Close()
+}
+
+// digestOf reads r to its end and returns its size and SHA-256.
+func digestOf(r io.Reader) (FileDigest, error) {
+	h := sha256.New()
+	n, err := io.CopyBuffer(h, r, make([]byte, 256<<10))
+	if err != nil {
+		return FileDigest{}, err
+	}
+	return FileDigest{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
 }

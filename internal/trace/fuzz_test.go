@@ -48,6 +48,7 @@ func FuzzReader(f *testing.F) {
 		h.Version, h.RequiredReaderVersion = FormatVersion, ReaderVersion
 		h.Complete, h.EventCount = i == 1, 40
 		headers[i], _ = json.Marshal(h)
+		headers[i] = sealHeader(f, headers[i])
 	}
 
 	fuzzDir := f.TempDir()

@@ -1,7 +1,10 @@
 package trace
 
 import (
+	"bytes"
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +18,7 @@ import (
 const (
 	// FormatVersion is the version of the format this package writes. It
 	// is bumped for every change of the format, compatible or not.
-	FormatVersion = 1
+	FormatVersion = 2
 	// ReaderVersion is the highest RequiredReaderVersion this package can
 	// read. A writer sets RequiredReaderVersion to the oldest reader
 	// version that reads its traces correctly; it is bumped only for
@@ -47,6 +50,9 @@ var (
 	ErrUnsupportedVersion = errors.New("unsupported trace format version")
 	// ErrCorrupt is matched (errors.Is) by every *CorruptError.
 	ErrCorrupt = errors.New("trace is corrupt")
+	// ErrTampered is returned (wrapped) when a captured file or the
+	// header does not match the hash written at record time.
+	ErrTampered = errors.New("trace was modified after recording")
 )
 
 // Uname is the uname(2) of the recording machine.
@@ -90,6 +96,28 @@ type Header struct {
 	// Extra holds fields for forward compatibility; readers ignore keys
 	// they do not know.
 	Extra map[string]json.RawMessage `json:",omitempty"`
+
+	// Integrity (format version 2). Files is the manifest of the captured
+	// files (name relative to the trace, such as "files/1-h", to its size
+	// and SHA-256), kept up to date while recording. HeaderSHA256 is the
+	// SHA-256 of the header's canonical bytes (see canonicalHeader),
+	// written with every header; readers check it in Open.
+	Files        map[string]FileDigest `json:",omitempty"`
+	HeaderSHA256 string                `json:",omitempty"`
+
+	// CPU features (format 2). CPUFeatures are the CPUID feature words
+	// the recorded programs were shown (cpu.Features: cpuid(1).ecx/edx,
+	// cpuid(7,0).ebx/ecx/edx, cpuid(0x80000001).ecx/edx); replay refuses
+	// a CPU that lacks any of them. CPUIDBaseline names the baseline
+	// they were limited to ('record --portable'), "" when not limited.
+	CPUFeatures   []uint32 `json:",omitempty"`
+	CPUIDBaseline string   `json:",omitempty"`
+}
+
+// FileDigest is the size and content hash of a captured file.
+type FileDigest struct {
+	Size   int64
+	SHA256 string
 }
 
 func newUUID() (string, error) {
@@ -105,7 +133,24 @@ func newUUID() (string, error) {
 // writeHeader writes dir/header.json atomically: temp file, fsync,
 // rename, fsync of the directory.
 func writeHeader(dir string, h *Header) error {
-	b, err := json.MarshalIndent(h, "", "\t")
+	return writeHeaderSync(dir, h, true)
+}
+
+// writeHeaderSync writes the header like writeHeader; without sync it
+// neither fsyncs the file nor the directory (the rename still replaces
+// the header atomically for readers and for a recorder that dies).
+func writeHeaderSync(dir string, h *Header, sync bool) error {
+	h.HeaderSHA256 = ""
+	b, err := json.Marshal(h)
+	if err != nil {
+		return fmt.Errorf("trace: encode header: %w", err)
+	}
+	sum, err := headerSum(b)
+	if err != nil {
+		return fmt.Errorf("trace: encode header: %w", err)
+	}
+	h.HeaderSHA256 = sum
+	b, err = json.MarshalIndent(h, "", "\t")
 	if err != nil {
 		return fmt.Errorf("trace: encode header: %w", err)
 	}
@@ -123,9 +168,11 @@ func writeHeader(dir string, h *Header) error {
 		f.Close()
 		return fmt.Errorf("trace: write header: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("trace: write header: %w", err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			f.Close()
+			return fmt.Errorf("trace: write header: %w", err)
+		}
 	}
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("trace: write header: %w", err)
@@ -133,7 +180,39 @@ func writeHeader(dir string, h *Header) error {
 	if err := os.Rename(tmp, filepath.Join(dir, HeaderFile)); err != nil {
 		return fmt.Errorf("trace: write header: %w", err)
 	}
+	if !sync {
+		return nil
+	}
 	return syncDir(dir)
+}
+
+// headerHashKey is the JSON key of Header.HeaderSHA256.
+const headerHashKey = "HeaderSHA256"
+
+// canonicalHeader returns the canonical bytes of a header given as a JSON
+// object: without HeaderSHA256, the keys of every object sorted, strings
+// re-escaped, numbers as written, no spaces. Keys this reader does not
+// know are kept, so a header written by a newer gorr checks out here too,
+// and reformatting the file without changing a value is not an edit.
+func canonicalHeader(b []byte) ([]byte, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, err
+	}
+	delete(m, headerHashKey)
+	return json.Marshal(m) // sorts the keys of every map
+}
+
+// headerSum is the hex SHA-256 of the canonical bytes of header b.
+func headerSum(b []byte) (string, error) {
+	c, err := canonicalHeader(b)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(c)
+	return hex.EncodeToString(sum[:]), nil
 }
 
 func syncDir(dir string) error {
@@ -176,5 +255,26 @@ func readHeader(dir string) (Header, error) {
 		return h, fmt.Errorf("trace: %s: %w: the trace needs reader version %d, this gorr reads up to version %d; use a newer gorr",
 			dir, ErrUnsupportedVersion, h.RequiredReaderVersion, ReaderVersion)
 	}
+	// Format 1 had no integrity data; from format 2 on the hash must be
+	// there and match.
+	if h.Version >= 2 || h.HeaderSHA256 != "" {
+		sum, err := headerSum(b)
+		if err != nil {
+			return h, fmt.Errorf("trace: %s: corrupt %s: %v", dir, HeaderFile, err)
+		}
+		if h.HeaderSHA256 == "" {
+			return h, &TamperError{Dir: dir, File: HeaderFile, Reason: "no integrity hash (HeaderSHA256): the header was edited"}
+		}
+		if sum != h.HeaderSHA256 {
+			return h, &TamperError{Dir: dir, File: HeaderFile, Reason: "content does not match the recording"}
+		}
+	}
 	return h, nil
+}
+
+// RewriteHeader replaces the header of the trace in dir with h, atomically
+// and durably, with a new integrity hash. It is for tools that change a
+// finished trace ('gorr pack' adds the manifest of an old trace).
+func RewriteHeader(dir string, h Header) error {
+	return writeHeader(dir, &h)
 }

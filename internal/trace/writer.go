@@ -44,8 +44,9 @@ type Writer struct {
 	err       error // sticky write error
 	closed    bool
 
-	filesDev uint64
 	captured map[fileKey]string
+	byHash   map[string]string // SHA-256 -> name of a captured file
+	unsynced []string          // captured files not fsynced yet
 	nfiles   int
 }
 
@@ -90,15 +91,12 @@ func Create(dir string, h Header) (*Writer, error) {
 	if err := os.Chmod(files, 0o700); err != nil {
 		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
 	}
-	var st fileStat
-	if st, err = statPath(files); err != nil {
-		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
-	}
 
 	h.Version = FormatVersion
 	h.RequiredReaderVersion = 1
 	h.Complete = false
 	h.EventCount = 0
+	h.Files = nil
 	if h.UUID == "" {
 		if h.UUID, err = newUUID(); err != nil {
 			return nil, fmt.Errorf("trace: create %s: uuid: %w", dir, err)
@@ -115,8 +113,8 @@ func Create(dir string, h Header) (*Writer, error) {
 		dir:       dir,
 		hdr:       h,
 		lastFlush: time.Now(),
-		filesDev:  st.dev,
 		captured:  make(map[fileKey]string),
+		byHash:    make(map[string]string),
 	}
 	if w.events, err = createFile(filepath.Join(dir, EventsFile)); err != nil {
 		return nil, err
@@ -340,6 +338,9 @@ func (w *Writer) Close(final Header) error {
 	if err != nil {
 		return err
 	}
+	if err := w.syncCaptured(); err != nil {
+		return err
+	}
 	if err := syncDir(filepath.Join(w.dir, FilesDir)); err != nil {
 		return err
 	}
@@ -349,6 +350,7 @@ func (w *Writer) Close(final Header) error {
 	final.Created = w.hdr.Created
 	final.Complete = true
 	final.EventCount = w.count
+	final.Files = w.hdr.Files
 	if err := writeHeader(w.dir, &final); err != nil {
 		return err
 	}
