@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"strconv"
 	"strings"
 
 	"github.com/gorr-debugger/gorr/internal/cpu"
@@ -21,19 +19,11 @@ func recordedFeatures(portable bool) ([]uint32, string) {
 	return f[:], ""
 }
 
-// hostFeatures is cpu.Host, less the bits GORR_TEST_HIDE_CPUID names
-// ("WORD:MASK,...", WORD an index of cpu.Features): a test hook that
-// simulates replaying on a CPU without some features.
+// hostFeatures is the replaying CPU's features, less any a test hook
+// hides (testHiddenCPUID, only in -tags gorrtest builds).
 func hostFeatures() cpu.Features {
 	f := cpu.Host()
-	for _, item := range strings.Split(os.Getenv("GORR_TEST_HIDE_CPUID"), ",") {
-		w, m, ok := strings.Cut(item, ":")
-		i, err1 := strconv.Atoi(w)
-		mask, err2 := strconv.ParseUint(m, 0, 32)
-		if ok && err1 == nil && err2 == nil && i >= 0 && i < len(f) {
-			f[i] &^= uint32(mask)
-		}
-	}
+	testHiddenCPUID(&f)
 	return f
 }
 

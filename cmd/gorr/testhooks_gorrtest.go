@@ -5,6 +5,9 @@ package main
 import (
 	"os"
 	"strconv"
+	"strings"
+
+	"github.com/gorr-debugger/gorr/internal/cpu"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -34,4 +37,18 @@ func testTamper() func(uint64, *trace.Event) {
 		}
 	}
 	return nil
+}
+
+// testHiddenCPUID clears the bits GORR_TEST_HIDE_CPUID names
+// ("WORD:MASK,...", WORD an index of cpu.Features), simulating a replay on
+// a CPU without some features.
+func testHiddenCPUID(f *cpu.Features) {
+	for _, item := range strings.Split(os.Getenv("GORR_TEST_HIDE_CPUID"), ",") {
+		w, m, ok := strings.Cut(item, ":")
+		i, err1 := strconv.Atoi(w)
+		mask, err2 := strconv.ParseUint(m, 0, 32)
+		if ok && err1 == nil && err2 == nil && i >= 0 && i < len(f) {
+			f[i] &^= uint32(mask)
+		}
+	}
 }
