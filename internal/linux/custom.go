@@ -524,3 +524,15 @@ func customGetxattrat(a Args, ret int64, m MemReader) ([]Region, error) {
 	size := uint64(binary.LittleEndian.Uint32(raw[8:]))
 	return []Region{region(value, min(uint64(ret), size))}, nil
 }
+
+// modify_ldt(func, ptr, bytecount): funcs 0 and 2 copy the LDT (ret
+// bytes) to ptr.
+func customModifyLdt(a Args, ret int64, _ MemReader) ([]Region, error) {
+	if ret <= 0 || ldtWrite(a) {
+		return nil, nil
+	}
+	return []Region{region(a[1], uint64(ret))}, nil
+}
+
+// ldtWrite: modify_ldt funcs 1 and 0x11 install an LDT entry.
+func ldtWrite(a Args) bool { return a[0] == 1 || a[0] == 0x11 }

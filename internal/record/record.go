@@ -100,6 +100,7 @@ type task struct {
 	exFormer   int
 	dying      bool
 	runStart   time.Time
+	tscSigsegv bool // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
 }
 
 type recorder struct {
@@ -456,7 +457,7 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 		}
 	}
 	flags, ctidPtr := r.cloneFlags(parent)
-	child := &task{tid: ctid, at: atSignal, sc: parent.sc}
+	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv}
 	r.add(child)
 	ev := &trace.Event{Kind: trace.KindNewTask, Tid: int32(parent.tid), NewTid: int32(ctid), Flags: flags, Sysno: int32(parent.sysno)}
 	if flags&unix.CLONE_CHILD_SETTID != 0 && ctidPtr != 0 {

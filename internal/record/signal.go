@@ -82,6 +82,9 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 	} else if t.mem.ReadMem(at, code) != nil {
 		return false, nil
 	}
+	if t.tscSigsegv && code[0] == 0x0f && (code[1] == 0x31 || code[1] == 0x01 && code[2] == 0xf9) {
+		return true, &UnsupportedError{Tid: t.tid, Name: "rdtsc instruction", Reason: "the program set prctl(PR_SET_TSC, PR_TSC_SIGSEGV), whose SIGSEGV gorr does not reproduce"}
+	}
 	after := *regs
 	after[ptrace.RIP] = at
 	switch {

@@ -49,12 +49,11 @@ func (r *recorder) onEntry(t *task) error {
 	if err != nil {
 		return r.lost(t, err)
 	}
-	nr := int(int64(regs[ptrace.ORIGRAX]))
+	nr := linux.Nr(regs[ptrace.ORIGRAX])
+	// A number outside the table (nil sc) runs: the kernel answers ENOSYS
+	// without side effects, which onExit checks.
 	sc := linux.Lookup(nr)
-	if sc == nil {
-		return &UnsupportedError{Tid: t.tid, Name: linux.Name(nr), Reason: "unknown system call number"}
-	}
-	if sc.Unsupported != "" {
+	if sc != nil && sc.Unsupported != "" {
 		return &UnsupportedError{Tid: t.tid, Name: sc.Name, Reason: sc.Unsupported}
 	}
 	t.sysno, t.sc0, t.entry = nr, sc, regs
@@ -75,29 +74,16 @@ func (r *recorder) onEntry(t *task) error {
 	t.deferred = nil
 	t.nullify = false
 	a := ptrace.SyscallArgs(&regs)
+	if ret, skip := sc.Skip(linux.Args(a)); skip {
+		r.nullifyCall(t, ret)
+	}
 	switch nr {
-	case unix.SYS_RSEQ:
-		// rseq lets the kernel rewrite user memory and registers at
-		// preemption points; refuse it so libc falls back.
-		r.nullifyCall(t, -int64(unix.ENOSYS))
 	case unix.SYS_PRCTL:
-		if a[0] == unix.PR_SET_TSC {
-			r.nullifyCall(t, 0)
+		r.prctlTSC(t, a)
+	case unix.SYS_PROCESS_VM_WRITEV:
+		if int(int32(a[0])) != tracee.Tgid(t.tid) {
+			return &UnsupportedError{Tid: t.tid, Name: "process_vm_writev", Reason: "writing another process's memory is not supported"}
 		}
-	case unix.SYS_ARCH_PRCTL:
-		switch a[0] {
-		case 0x1012: // ARCH_SET_CPUID: keep cpuid trapped
-			r.nullifyCall(t, 0)
-		case 0x1011: // ARCH_GET_CPUID
-			r.nullifyCall(t, 1)
-		}
-	case unix.SYS_MADVISE:
-		if a[2] == unix.MADV_FREE {
-			// MADV_FREE frees pages only under memory pressure: not reproducible.
-			r.nullifyCall(t, 0)
-		}
-	case unix.SYS_SCHED_SETAFFINITY:
-		r.nullifyCall(t, 0)
 	case unix.SYS_SHMAT:
 		return &UnsupportedError{Tid: t.tid, Name: "shmat", Reason: "System V shared memory cannot be replayed yet"}
 	}
@@ -117,11 +103,12 @@ func (r *recorder) onEntry(t *task) error {
 	case nr == unix.SYS_EXECVE || nr == unix.SYS_EXECVEAT || nr == unix.SYS_VFORK:
 		// Their next stop may come under another tid or only after other
 		// tasks ran: wait for any task.
-	case !sc.MayBlock:
+	case sc != nil && !sc.MayBlock:
 		r.fast = t
 	default:
 		// Give the call a chance to complete without blocking; if it
-		// does not, other tasks run while it sleeps.
+		// does not, other tasks run while it sleeps. An unknown number
+		// takes this path too: a newer kernel may implement it.
 		_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		st, ok, err := ptrace.Wait(t.tid, true)
 		if err != nil {
@@ -132,6 +119,34 @@ func (r *recorder) onEntry(t *task) error {
 		}
 	}
 	return nil
+}
+
+// prctlTSC answers PR_SET_TSC and PR_GET_TSC from the mode the program
+// set (t.tscSigsegv, inherited by its children): the recorder keeps rdtsc
+// trapped whatever the program asks, and hides that.
+func (r *recorder) prctlTSC(t *task, a [6]uint64) {
+	switch a[0] {
+	case unix.PR_SET_TSC:
+		switch a[1] {
+		case unix.PR_TSC_ENABLE, unix.PR_TSC_SIGSEGV:
+			t.tscSigsegv = a[1] == unix.PR_TSC_SIGSEGV
+			r.nullifyCall(t, 0)
+		default:
+			r.nullifyCall(t, -int64(unix.EINVAL))
+		}
+	case unix.PR_GET_TSC:
+		mode := uint32(unix.PR_TSC_ENABLE)
+		if t.tscSigsegv {
+			mode = unix.PR_TSC_SIGSEGV
+		}
+		// Written now, read back as the call's output at exit.
+		b := []byte{byte(mode), byte(mode >> 8), byte(mode >> 16), byte(mode >> 24)}
+		if t.mem.WriteMem(a[1], b) != nil {
+			r.nullifyCall(t, -int64(unix.EFAULT))
+		} else {
+			r.nullifyCall(t, 0)
+		}
+	}
 }
 
 func (r *recorder) nullifyCall(t *task, ret int64) {
@@ -155,6 +170,9 @@ func (r *recorder) onExit(t *task) error {
 		t.nullify = false
 	}
 	ret := int64(regs[ptrace.RAX])
+	if linux.Lookup(t.sysno) == nil && ret != -int64(unix.ENOSYS) {
+		return &UnsupportedError{Tid: t.tid, Name: linux.Name(t.sysno), Reason: linux.Unknown(t.sysno, ret)}
+	}
 	if t.execed && (t.sysno == unix.SYS_EXECVE || t.sysno == unix.SYS_EXECVEAT) && ret == 0 {
 		t.execed = false
 		return r.onExecDone(t, t.exFormer)
