@@ -61,6 +61,9 @@ type Stop struct {
 	Signal int // StopSignal: the signal; StopExited: terminating signal or 0
 	Event  int // StopEvent: PTRACE_EVENT_*
 	Status unix.WaitStatus
+	// Compat: a syscall stop of a 32-bit call (int $0x80), whose number
+	// and arguments follow the i386 ABI (eax; ebx, ecx, edx, ...).
+	Compat bool
 }
 
 func (s Stop) String() string {
@@ -115,6 +118,7 @@ func decode(tid int, ws unix.WaitStatus) (Stop, error) {
 			if err != nil {
 				return st, err
 			}
+			st.Compat = info.Arch == auditArchI386
 			if info.Op == unix.PTRACE_SYSCALL_INFO_EXIT {
 				st.Kind = StopSyscallExit
 			} else {
@@ -209,10 +213,14 @@ func SetSigInfo(tid int, si *SigInfo) error {
 // SyscallInfo is the header of struct ptrace_syscall_info.
 type SyscallInfo struct {
 	Op   uint8
+	Arch uint32    // AUDIT_ARCH_X86_64, or auditArchI386 for int $0x80
 	Nr   uint64    // entry: syscall number
 	Args [6]uint64 // entry
 	Rval int64     // exit
 }
+
+// auditArchI386 is AUDIT_ARCH_I386 (EM_386 | __AUDIT_ARCH_LE).
+const auditArchI386 = 0x40000003
 
 // GetSyscallInfo reads PTRACE_GET_SYSCALL_INFO.
 func GetSyscallInfo(tid int) (SyscallInfo, error) {
@@ -221,7 +229,7 @@ func GetSyscallInfo(tid int) (SyscallInfo, error) {
 	if e != 0 {
 		return SyscallInfo{}, fmt.Errorf("PTRACE_GET_SYSCALL_INFO tid %d: %w", tid, e)
 	}
-	info := SyscallInfo{Op: buf[0]}
+	info := SyscallInfo{Op: buf[0], Arch: *(*uint32)(unsafe.Pointer(&buf[4]))}
 	// struct: op u8, pad[3], arch u32, instruction_pointer u64, stack_pointer u64, then union at 24.
 	switch info.Op {
 	case unix.PTRACE_SYSCALL_INFO_ENTRY, unix.PTRACE_SYSCALL_INFO_SECCOMP:

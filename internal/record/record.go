@@ -382,6 +382,9 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	}
 	switch st.Kind {
 	case ptrace.StopSyscallEntry:
+		if st.Compat {
+			return r.compatSyscall(t)
+		}
 		return r.onEntry(t)
 	case ptrace.StopSyscallExit:
 		return r.onExit(t)

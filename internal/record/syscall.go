@@ -149,6 +149,17 @@ func (r *recorder) prctlTSC(t *task, a [6]uint64) {
 	}
 }
 
+// compatSyscall refuses a 32-bit system call made with int $0x80: its
+// number and arguments follow the i386 table, which gorr does not record.
+func (r *recorder) compatSyscall(t *task) error {
+	regs, err := ptrace.GetRegs(t.tid)
+	if err != nil {
+		return r.lost(t, err)
+	}
+	return &UnsupportedError{Tid: t.tid, Name: "32-bit system call (int $0x80)",
+		Reason: fmt.Sprintf("i386 call number %d at 0x%x; only the x86-64 syscall instruction is recorded", uint32(regs[ptrace.ORIGRAX]), regs[ptrace.RIP]-2)}
+}
+
 func (r *recorder) nullifyCall(t *task, ret int64) {
 	t.nullify = true
 	t.nullRet = ret
