@@ -208,6 +208,11 @@ func (r *recorder) onExit(t *task) error {
 			return err
 		}
 	}
+	if t.sysno == unix.SYS_SCHED_YIELD {
+		// As with rr, a yield lets every other ready thread run first
+		// (programs ping-pong on it).
+		r.sched.Preempted()
+	}
 	t.lastRegs = regs
 	// Only when no other thread is running user code: otherwise memory is
 	// changing under the checksum.
