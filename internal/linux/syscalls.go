@@ -25,7 +25,6 @@ const (
 	reasonPtrace      = "tracing from inside a recording is not supported"
 	reasonModule      = "loading or unloading kernel modules is not supported"
 	reasonKexec       = "loading a new kernel is not supported"
-	reasonSeccomp     = "seccomp filters must really be installed; not supported yet"
 	reasonThreadArea  = "32-bit TLS segments (GDT entries) are not supported"
 	reasonShadowStack = "shadow-stack mappings are not supported"
 	reasonMemfdSecret = "secret memory cannot be read by the tracer"
@@ -376,7 +375,7 @@ var syscallList = []Syscall{
 	{Nr: 314, Name: "sched_setattr"},
 	{Nr: 315, Name: "sched_getattr", Out: outs(argSized(1, 2))},
 	{Nr: 316, Name: "renameat2"},
-	{Nr: 317, Name: "seccomp", Unsupported: reasonSeccomp},
+	{Nr: 317, Name: "seccomp", Custom: customSeccomp},
 	{Nr: 318, Name: "getrandom", Out: outs(fromRet(0))},
 	{Nr: 319, Name: "memfd_create"},
 	{Nr: 320, Name: "kexec_file_load", Unsupported: reasonKexec},

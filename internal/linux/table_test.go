@@ -112,7 +112,7 @@ func TestOutParamsWellFormed(t *testing.T) {
 
 func TestUnsupportedAndBlocking(t *testing.T) {
 	unsupported := strings.Fields(`ptrace kexec_load kexec_file_load
-		init_module finit_module delete_module seccomp`)
+		init_module finit_module delete_module`)
 	for _, n := range unsupported {
 		if s := ByName(n); s == nil || s.Unsupported == "" {
 			t.Errorf("%s should be Unsupported", n)

@@ -17,9 +17,12 @@ import (
 // the thread's current position (so replay meets it again by itself).
 func synchronous(si *ptrace.SigInfo) bool {
 	switch unix.Signal(si.Signo()) {
-	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP, unix.SIGSYS:
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP:
 		return si.Code() > 0 // raised by the kernel for a fault (SI_KERNEL included)
 	}
+	// SIGSYS comes from a seccomp filter (SYS_SECCOMP), which replay does
+	// not install: it is delivered at the syscall exit like a signal that
+	// arrived in the kernel, and replay writes its frame.
 	return false
 }
 
