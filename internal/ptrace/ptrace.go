@@ -333,3 +333,28 @@ func SetSigMask(tid int, m uint64) error {
 	}
 	return nil
 }
+
+// SeccompFilters returns the classic-BPF programs of tid's seccomp
+// filters (PTRACE_SECCOMP_GET_FILTER, needs CAP_SYS_ADMIN), 8 bytes per
+// instruction, most recent first; nil when tid has none.
+func SeccompFilters(tid int) ([][]byte, error) {
+	const getFilter = 0x420c // PTRACE_SECCOMP_GET_FILTER
+	var out [][]byte
+	for i := 0; ; i++ {
+		n, _, e := unix.Syscall6(unix.SYS_PTRACE, getFilter, uintptr(tid), uintptr(i), 0, 0, 0)
+		switch {
+		case e == unix.ENOENT || (e == unix.EINVAL && i == 0):
+			// ENOENT: past the oldest filter; EINVAL: not in filter mode.
+			return out, nil
+		case e != 0:
+			return nil, fmt.Errorf("PTRACE_SECCOMP_GET_FILTER tid %d #%d: %w", tid, i, e)
+		}
+		buf := make([]byte, 8*n)
+		if n > 0 {
+			if _, _, e := unix.Syscall6(unix.SYS_PTRACE, getFilter, uintptr(tid), uintptr(i), uintptr(unsafe.Pointer(&buf[0])), 0, 0); e != 0 {
+				return nil, fmt.Errorf("PTRACE_SECCOMP_GET_FILTER tid %d #%d: %w", tid, i, e)
+			}
+		}
+		out = append(out, buf)
+	}
+}

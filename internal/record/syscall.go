@@ -87,6 +87,9 @@ func (r *recorder) onEntry(t *task) error {
 	case unix.SYS_SHMAT:
 		return &UnsupportedError{Tid: t.tid, Name: "shmat", Reason: "System V shared memory cannot be replayed yet"}
 	}
+	if t.nullify && !r.seccompAllows(t, nr, &regs) {
+		t.nullify = false
+	}
 	if t.nullify {
 		regs[ptrace.ORIGRAX] = ^uint64(0)
 		if err := ptrace.SetRegs(t.tid, &regs); err != nil {
@@ -119,6 +122,36 @@ func (r *recorder) onEntry(t *task) error {
 		}
 	}
 	return nil
+}
+
+// seccompAllows runs the task's seccomp filters on the call the recorder
+// is about to answer itself (turning it into syscall -1, which the
+// filters would judge instead). When they allow it, the recorder's
+// answer stands. SECCOMP_RET_ERRNO becomes the answer. Any other action
+// (trap, kill, trace) is left to the kernel: it returns false and the
+// call goes in unchanged, where the filter stops it.
+func (r *recorder) seccompAllows(t *task, nr int, regs *trace.Regs) bool {
+	raw, err := ptrace.SeccompFilters(t.tid)
+	if err != nil || len(raw) == 0 {
+		return true
+	}
+	filters := make([][]linux.BPFInsn, len(raw))
+	for i, b := range raw {
+		filters[i] = linux.DecodeBPF(b)
+	}
+	d := linux.SeccompData{Nr: int32(nr), IP: regs[ptrace.RIP], Args: linux.Args(ptrace.SyscallArgs(regs))}
+	ret, err := linux.RunSeccomp(filters, &d)
+	if err != nil {
+		return true
+	}
+	switch linux.SeccompAction(ret) {
+	case linux.SeccompRetAllow, linux.SeccompRetLog:
+		return true
+	case linux.SeccompRetErrno:
+		t.nullRet = -linux.SeccompErrno(ret)
+		return true
+	}
+	return false
 }
 
 // prctlTSC answers PR_SET_TSC and PR_GET_TSC from the mode the program

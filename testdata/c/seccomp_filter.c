@@ -1,6 +1,7 @@
-// Tests a seccomp filter installed by the program: SECCOMP_RET_ERRNO results, SIGSYS from SECCOMP_RET_TRAP with its siginfo, in the parent and an inheriting child killed by SECCOMP_RET_KILL_PROCESS.
+// Tests a seccomp filter installed by the program: SECCOMP_RET_ERRNO results (also for a call gorr answers itself), SIGSYS from SECCOMP_RET_TRAP with its siginfo, in the parent and an inheriting child killed by SECCOMP_RET_KILL_PROCESS.
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
@@ -47,6 +48,8 @@ int main(void) {
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 77),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getpriority, 0, 1),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_sched_setaffinity, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | 55),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_setpriority, 0, 1),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
@@ -66,6 +69,14 @@ int main(void) {
     r = syscall(SYS_getpriority, arg, 0);
     printf("getpriority(%ld) -> %ld, traps %d nr %ld arg %ld\n", arg, r, traps, trap_nr, trap_arg);
   }
+
+  /* gorr answers sched_setaffinity itself; the filter must still judge it. */
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  CPU_SET(0, &cpus);
+  errno = 0;
+  long r = sched_setaffinity(0, sizeof cpus, &cpus);
+  printf("sched_setaffinity -> %ld errno %d\n", r, errno);
 
   fflush(stdout);
   pid_t child = fork();
