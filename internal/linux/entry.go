@@ -54,3 +54,29 @@ func entryArchPrctl(a Args) (int64, bool) {
 	}
 	return 0, false
 }
+
+// Replay conditions for Execute entries (Syscall.ExecuteIf).
+
+// madviseShapesMemory: advice that changes page contents or what a fork
+// inherits runs again in replay; the rest only hints the kernel.
+func madviseShapesMemory(a Args) bool {
+	switch a[2] {
+	case 4, 9, 10, 11, 18, 19: // DONTNEED, REMOVE, DONTFORK, DOFORK, WIPEONFORK, KEEPONFORK
+		return true
+	}
+	return false
+}
+
+// archPrctlSetsBase: ARCH_SET_FS and ARCH_SET_GS set segment bases.
+func archPrctlSetsBase(a Args) bool { return a[0] == 0x1001 || a[0] == 0x1002 }
+
+// limitShapesMemory: RLIMIT_STACK, RLIMIT_AS and RLIMIT_DATA change where
+// stack growth stops and when mmap fails.
+func limitShapesMemory(res uint64) bool { return res == 3 || res == 9 || res == 2 }
+
+// setrlimit(resource, rlim)
+func setrlimitShapesMemory(a Args) bool { return limitShapesMemory(a[0]) }
+
+// prlimit64(pid, resource, new, old): only a new limit for the caller
+// itself; the old value comes from the trace.
+func prlimitShapesMemory(a Args) bool { return a[0] == 0 && a[2] != 0 && limitShapesMemory(a[1]) }

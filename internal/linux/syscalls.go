@@ -66,9 +66,11 @@ var syscallList = []Syscall{
 	{Nr: 25, Name: "mremap", Replay: Execute},
 	{Nr: 26, Name: "msync"},
 	{Nr: 27, Name: "mincore", Custom: customMincore},
-	{Nr: 28, Name: "madvise", Entry: entryMadvise, Replay: Execute},
+	{Nr: 28, Name: "madvise", Entry: entryMadvise, Replay: Execute, ExecuteIf: madviseShapesMemory},
 	{Nr: 29, Name: "shmget"},
-	{Nr: 30, Name: "shmat", Replay: Execute},
+	// System V shared memory: the recorder refuses shmat, so shmdt never
+	// detaches anything replay would have to undo.
+	{Nr: 30, Name: "shmat"},
 	{Nr: 31, Name: "shmctl", Custom: customShmctl},
 	{Nr: 32, Name: "dup"},
 	{Nr: 33, Name: "dup2"},
@@ -105,7 +107,7 @@ var syscallList = []Syscall{
 	{Nr: 64, Name: "semget"},
 	{Nr: 65, Name: "semop", MayBlock: true},
 	{Nr: 66, Name: "semctl", Custom: customSemctl},
-	{Nr: 67, Name: "shmdt", Replay: Execute},
+	{Nr: 67, Name: "shmdt"},
 	{Nr: 68, Name: "msgget"},
 	{Nr: 69, Name: "msgsnd", MayBlock: true},
 	{Nr: 70, Name: "msgrcv", Custom: customMsgrcv, MayBlock: true},
@@ -201,9 +203,11 @@ var syscallList = []Syscall{
 	{Nr: 155, Name: "pivot_root"},
 	{Nr: 156, Name: "_sysctl"}, // removed from the kernel: always ENOSYS
 	{Nr: 157, Name: "prctl", Custom: customPrctl},
-	{Nr: 158, Name: "arch_prctl", Custom: customArchPrctl, Entry: entryArchPrctl, Replay: Execute},
+	{Nr: 158, Name: "arch_prctl", Custom: customArchPrctl, Entry: entryArchPrctl, Replay: Execute, ExecuteIf: archPrctlSetsBase},
 	{Nr: 159, Name: "adjtimex", Out: outs(fixed(0, sizeTimex))},
-	{Nr: 160, Name: "setrlimit"},
+	// Resource limits that shape the address space (stack growth, mmap
+	// failures) are applied again in replay.
+	{Nr: 160, Name: "setrlimit", Replay: Execute, ExecuteIf: setrlimitShapesMemory},
 	{Nr: 161, Name: "chroot"},
 	{Nr: 162, Name: "sync"},
 	{Nr: 163, Name: "acct"},
@@ -358,7 +362,7 @@ var syscallList = []Syscall{
 	{Nr: 299, Name: "recvmmsg", Custom: customRecvmmsg, MayBlock: true},
 	{Nr: 300, Name: "fanotify_init"},
 	{Nr: 301, Name: "fanotify_mark"},
-	{Nr: 302, Name: "prlimit64", Out: outs(fixed(3, sizeRlimit))},
+	{Nr: 302, Name: "prlimit64", Out: outs(fixed(3, sizeRlimit)), Replay: Execute, ExecuteIf: prlimitShapesMemory},
 	{Nr: 303, Name: "name_to_handle_at", Custom: customNameToHandleAt},
 	{Nr: 304, Name: "open_by_handle_at", MayBlock: true},
 	{Nr: 305, Name: "clock_adjtime", Out: outs(fixed(1, sizeTimex))},
