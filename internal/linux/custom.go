@@ -413,8 +413,6 @@ func customPrctl(a Args, ret int64, m MemReader) ([]Region, error) {
 			return []Region{region(a[2], sizeInt)}, nil
 		}
 		return nil, fmt.Errorf("prctl(PR_SET_MM) is not supported: it rewrites the address-space layout")
-	case prSetSeccomp:
-		return nil, fmt.Errorf("prctl(PR_SET_SECCOMP) is not supported: seccomp filters must really be installed")
 	case prSetSyscallDispatch:
 		if a[1] != 0 { // PR_SYS_DISPATCH_OFF
 			return nil, fmt.Errorf("prctl(PR_SET_SYSCALL_USER_DISPATCH) is not supported")
@@ -523,4 +521,28 @@ func customGetxattrat(a Args, ret int64, m MemReader) ([]Region, error) {
 	value := binary.LittleEndian.Uint64(raw[0:])
 	size := uint64(binary.LittleEndian.Uint32(raw[8:]))
 	return []Region{region(value, min(uint64(ret), size))}, nil
+}
+
+// modify_ldt(func, ptr, bytecount): funcs 0 and 2 copy the LDT (ret
+// bytes) to ptr.
+func customModifyLdt(a Args, ret int64, _ MemReader) ([]Region, error) {
+	if ret <= 0 || ldtWrite(a) {
+		return nil, nil
+	}
+	return []Region{region(a[1], uint64(ret))}, nil
+}
+
+// ldtWrite: modify_ldt funcs 1 and 0x11 install an LDT entry.
+func ldtWrite(a Args) bool { return a[0] == 1 || a[0] == 0x11 }
+
+// seccomp(op, flags, args): SECCOMP_GET_NOTIF_SIZES fills struct
+// seccomp_notif_sizes (three u16). Installing a filter writes nothing:
+// the filter takes effect at record, and replay, which does not install
+// it, reproduces what it did from the recorded results and signals.
+func customSeccomp(a Args, ret int64, _ MemReader) ([]Region, error) {
+	const getNotifSizes = 3
+	if ret < 0 || a[0] != getNotifSizes {
+		return nil, nil
+	}
+	return []Region{region(a[2], 6)}, nil
 }

@@ -27,6 +27,8 @@ const (
 	FIONREAD    = 0x541B
 	FIONBIO     = 0x5421
 	SIOCGIFCONF = 0x8912
+	SIOCGIFBR   = 0x8940
+	SIOCSIFBR   = 0x8941
 )
 
 // Sizes of structures ioctls write.
@@ -160,6 +162,10 @@ var ioctlSizes = map[uint32]uint64{
 	0x8955: 0,             // SIOCSARP
 	0x8970: sizeIfreq,     // SIOCGIFMAP
 	0x8971: 0,             // SIOCSIFMAP
+	0x89a0: 0,             // SIOCBRADDBR (reads the bridge name)
+	0x89a1: 0,             // SIOCBRDELBR
+	0x89a2: 0,             // SIOCBRADDIF (reads an ifreq)
+	0x89a3: 0,             // SIOCBRDELIF
 }
 
 // IoctlOutputSize reports how many bytes the kernel writes at the third
@@ -190,8 +196,11 @@ func customIoctl(a Args, ret int64, m MemReader) ([]Region, error) {
 		return nil, nil
 	}
 	req := uint32(a[1]) // the kernel takes the request as unsigned int
-	if req == SIOCGIFCONF {
+	switch req {
+	case SIOCGIFCONF:
 		return ifconfRegions(a[2], m)
+	case SIOCGIFBR, SIOCSIFBR:
+		return oldBridgeRegions(a[2], ret, m)
 	}
 	n, ok := IoctlOutputSize(req)
 	if !ok {
@@ -214,4 +223,22 @@ func ifconfRegions(addr uint64, m MemReader) ([]Region, error) {
 	n := uint64(max(int32(binary.LittleEndian.Uint32(raw[0:])), 0))
 	buf := binary.LittleEndian.Uint64(raw[8:])
 	return []Region{region(addr, sizeIfconf), region(buf, n)}, nil
+}
+
+// oldBridgeRegions: SIOCGIFBR/SIOCSIFBR take unsigned long args[3] =
+// {op, arg1, arg2} (net/bridge/br_ioctl.c, old_deviceless). Only
+// BRCTL_GET_BRIDGES writes: up to arg2 ints of interface indexes at arg1
+// (ret of them). BRCTL_GET_VERSION and adding or deleting a bridge only
+// read.
+func oldBridgeRegions(addr uint64, ret int64, m MemReader) ([]Region, error) {
+	const brctlGetBridges = 1
+	raw, err := readMem(m, addr, 3*sizeLong)
+	if err != nil {
+		return nil, err
+	}
+	if binary.LittleEndian.Uint64(raw) != brctlGetBridges {
+		return nil, nil
+	}
+	n := min(uint64(ret), binary.LittleEndian.Uint64(raw[16:]))
+	return []Region{region(binary.LittleEndian.Uint64(raw[8:]), n*sizeInt)}, nil
 }

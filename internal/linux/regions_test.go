@@ -286,9 +286,9 @@ func TestMiscCustom(t *testing.T) {
 	expect(t, "F_SETFL", regions(t, "fcntl", Args{3, 4, 0x800}, 0, nil))
 	expect(t, "PR_GET_NAME", regions(t, "prctl", Args{16, 0x1000}, 0, nil), Region{0x1000, 16})
 	expect(t, "PR_SET_NAME", regions(t, "prctl", Args{15, 0x1000}, 0, nil))
-	if _, err := ByName("prctl").OutputRegions(Args{22, 2, 0x1000}, 0, nil); err == nil {
-		t.Error("PR_SET_SECCOMP accepted")
-	}
+	expect(t, "PR_SET_SECCOMP", regions(t, "prctl", Args{22, 2, 0x1000}, 0, nil))
+	expect(t, "SECCOMP_GET_NOTIF_SIZES", regions(t, "seccomp", Args{3, 0, 0x1000}, 0, nil), Region{0x1000, 6})
+	expect(t, "SECCOMP_SET_MODE_FILTER", regions(t, "seccomp", Args{1, 0, 0x1000}, 0, nil))
 	expect(t, "ARCH_GET_FS", regions(t, "arch_prctl", Args{0x1003, 0x1000}, 0, nil), Region{0x1000, 8})
 	expect(t, "ARCH_SET_FS", regions(t, "arch_prctl", Args{0x1002, 0x1000}, 0, nil))
 	expect(t, "rt_sigaction", regions(t, "rt_sigaction", Args{2, 0x1000, 0x2000, 8}, 0, nil), Region{0x2000, 32})

@@ -1,13 +1,20 @@
 package linux
 
-import "strconv"
+import (
+	"fmt"
+	"strconv"
+)
 
 // MaxNr is the highest x86-64 system call number in the table.
 const MaxNr = 471
 
 // Numbers 337..423 are unassigned on x86-64: the range was skipped so that
 // syscalls added from 424 on share one number on every architecture.
-// Numbers 512 and above belong to the x32 ABI, which gorr does not record.
+// Numbers 512..547 are x32-only entries of the kernel's table and numbers
+// with X32Bit set are x32 calls. Numbers outside the table (the gap,
+// negative numbers, anything above MaxNr, x32 numbers) are recorded as
+// calls the kernel must reject with ENOSYS and no side effect; see
+// Unknown.
 const (
 	firstGap = 337
 	lastGap  = 423
@@ -15,20 +22,10 @@ const (
 
 // Reasons for Unsupported.
 const (
-	reasonIOUring     = "io_uring shares memory with the kernel asynchronously"
 	reasonPtrace      = "tracing from inside a recording is not supported"
-	reasonAIO         = "Linux AIO completes asynchronously into user memory"
 	reasonModule      = "loading or unloading kernel modules is not supported"
 	reasonKexec       = "loading a new kernel is not supported"
-	reasonBPF         = "eBPF programs and maps run in and share memory with the kernel"
-	reasonPerf        = "perf events share a ring buffer with the kernel"
-	reasonUffd        = "userfaultfd resolves page faults asynchronously"
-	reasonVMWritev    = "writing another process's memory is not supported"
-	reasonSeccomp     = "seccomp filters must really be installed; not supported yet"
-	reasonLDT         = "changing the local descriptor table is not supported"
-	reasonIOPL        = "changing I/O port privileges is not supported"
 	reasonThreadArea  = "32-bit TLS segments (GDT entries) are not supported"
-	reasonPkey        = "memory protection keys are not supported"
 	reasonShadowStack = "shadow-stack mappings are not supported"
 	reasonMemfdSecret = "secret memory cannot be read by the tracer"
 	reasonUprobe      = "uprobe trampolines are kernel-internal"
@@ -69,9 +66,11 @@ var syscallList = []Syscall{
 	{Nr: 25, Name: "mremap", Replay: Execute},
 	{Nr: 26, Name: "msync"},
 	{Nr: 27, Name: "mincore", Custom: customMincore},
-	{Nr: 28, Name: "madvise", Replay: Execute},
+	{Nr: 28, Name: "madvise", Entry: entryMadvise, Replay: Execute, ExecuteIf: madviseShapesMemory},
 	{Nr: 29, Name: "shmget"},
-	{Nr: 30, Name: "shmat", Replay: Execute},
+	// System V shared memory: the recorder refuses shmat, so shmdt never
+	// detaches anything replay would have to undo.
+	{Nr: 30, Name: "shmat"},
 	{Nr: 31, Name: "shmctl", Custom: customShmctl},
 	{Nr: 32, Name: "dup"},
 	{Nr: 33, Name: "dup2"},
@@ -108,7 +107,7 @@ var syscallList = []Syscall{
 	{Nr: 64, Name: "semget"},
 	{Nr: 65, Name: "semop", MayBlock: true},
 	{Nr: 66, Name: "semctl", Custom: customSemctl},
-	{Nr: 67, Name: "shmdt", Replay: Execute},
+	{Nr: 67, Name: "shmdt"},
 	{Nr: 68, Name: "msgget"},
 	{Nr: 69, Name: "msgsnd", MayBlock: true},
 	{Nr: 70, Name: "msgrcv", Custom: customMsgrcv, MayBlock: true},
@@ -197,13 +196,18 @@ var syscallList = []Syscall{
 	{Nr: 151, Name: "mlockall"},
 	{Nr: 152, Name: "munlockall"},
 	{Nr: 153, Name: "vhangup"},
-	{Nr: 154, Name: "modify_ldt", Unsupported: reasonLDT},
+	// modify_ldt: reading the LDT (func 0, 2) is emulated; writing it
+	// (func 1, 0x11) runs again in replay, where segment loads and lsl
+	// depend on it.
+	{Nr: 154, Name: "modify_ldt", Custom: customModifyLdt, Replay: Execute, ExecuteIf: ldtWrite},
 	{Nr: 155, Name: "pivot_root"},
 	{Nr: 156, Name: "_sysctl"}, // removed from the kernel: always ENOSYS
 	{Nr: 157, Name: "prctl", Custom: customPrctl},
-	{Nr: 158, Name: "arch_prctl", Custom: customArchPrctl, Replay: Execute},
+	{Nr: 158, Name: "arch_prctl", Custom: customArchPrctl, Entry: entryArchPrctl, Replay: Execute, ExecuteIf: archPrctlSetsBase},
 	{Nr: 159, Name: "adjtimex", Out: outs(fixed(0, sizeTimex))},
-	{Nr: 160, Name: "setrlimit"},
+	// Resource limits that shape the address space (stack growth, mmap
+	// failures) are applied again in replay.
+	{Nr: 160, Name: "setrlimit", Replay: Execute, ExecuteIf: setrlimitShapesMemory},
 	{Nr: 161, Name: "chroot"},
 	{Nr: 162, Name: "sync"},
 	{Nr: 163, Name: "acct"},
@@ -215,8 +219,11 @@ var syscallList = []Syscall{
 	{Nr: 169, Name: "reboot"},
 	{Nr: 170, Name: "sethostname"},
 	{Nr: 171, Name: "setdomainname"},
-	{Nr: 172, Name: "iopl", Unsupported: reasonIOPL},
-	{Nr: 173, Name: "ioperm", Unsupported: reasonIOPL},
+	// I/O port access cannot be reproduced (replay would run in/out
+	// without the permission): iopl and ioperm fail as for an
+	// unprivileged process.
+	{Nr: 172, Name: "iopl", Entry: fail(errEPERM)},
+	{Nr: 173, Name: "ioperm", Entry: fail(errEPERM)},
 	{Nr: 174, Name: "create_module"}, // removed: ENOSYS
 	{Nr: 175, Name: "init_module", Unsupported: reasonModule},
 	{Nr: 176, Name: "delete_module", Unsupported: reasonModule},
@@ -248,14 +255,17 @@ var syscallList = []Syscall{
 	{Nr: 200, Name: "tkill"},
 	{Nr: 201, Name: "time", Out: outs(fixed(0, sizeLong))},
 	{Nr: 202, Name: "futex", MayBlock: true}, // no futex op writes user memory through the arguments
-	{Nr: 203, Name: "sched_setaffinity"},
+	{Nr: 203, Name: "sched_setaffinity", Entry: entrySchedSetaffinity},
 	{Nr: 204, Name: "sched_getaffinity", Out: outs(fromRet(2))},
 	{Nr: 205, Name: "set_thread_area", Unsupported: reasonThreadArea},
-	{Nr: 206, Name: "io_setup", Unsupported: reasonAIO},
-	{Nr: 207, Name: "io_destroy", Unsupported: reasonAIO},
-	{Nr: 208, Name: "io_getevents", Unsupported: reasonAIO, MayBlock: true},
-	{Nr: 209, Name: "io_submit", Unsupported: reasonAIO},
-	{Nr: 210, Name: "io_cancel", Unsupported: reasonAIO},
+	// Linux AIO completes asynchronously into user memory; as rr does,
+	// the calls fail with ENOSYS (a kernel without CONFIG_AIO) and
+	// programs fall back to synchronous I/O.
+	{Nr: 206, Name: "io_setup", Entry: fail(errENOSYS)},
+	{Nr: 207, Name: "io_destroy", Entry: fail(errENOSYS)},
+	{Nr: 208, Name: "io_getevents", Entry: fail(errENOSYS), MayBlock: true},
+	{Nr: 209, Name: "io_submit", Entry: fail(errENOSYS)},
+	{Nr: 210, Name: "io_cancel", Entry: fail(errENOSYS)},
 	{Nr: 211, Name: "get_thread_area", Out: outs(fixed(0, sizeUserDesc))},
 	{Nr: 212, Name: "lookup_dcookie", Out: outs(fromRet(1))},
 	{Nr: 213, Name: "epoll_create"},
@@ -345,11 +355,14 @@ var syscallList = []Syscall{
 	{Nr: 295, Name: "preadv", Custom: iovFromRet(1, 2), MayBlock: true},
 	{Nr: 296, Name: "pwritev", MayBlock: true},
 	{Nr: 297, Name: "rt_tgsigqueueinfo"},
-	{Nr: 298, Name: "perf_event_open", Unsupported: reasonPerf},
+	// perf events count what replay cannot reproduce and share a ring
+	// buffer with the kernel: opening one fails with EACCES, as under a
+	// restrictive perf_event_paranoid.
+	{Nr: 298, Name: "perf_event_open", Entry: fail(errEACCES)},
 	{Nr: 299, Name: "recvmmsg", Custom: customRecvmmsg, MayBlock: true},
 	{Nr: 300, Name: "fanotify_init"},
 	{Nr: 301, Name: "fanotify_mark"},
-	{Nr: 302, Name: "prlimit64", Out: outs(fixed(3, sizeRlimit))},
+	{Nr: 302, Name: "prlimit64", Out: outs(fixed(3, sizeRlimit)), Replay: Execute, ExecuteIf: prlimitShapesMemory},
 	{Nr: 303, Name: "name_to_handle_at", Custom: customNameToHandleAt},
 	{Nr: 304, Name: "open_by_handle_at", MayBlock: true},
 	{Nr: 305, Name: "clock_adjtime", Out: outs(fixed(1, sizeTimex))},
@@ -358,41 +371,52 @@ var syscallList = []Syscall{
 	{Nr: 308, Name: "setns"},
 	{Nr: 309, Name: "getcpu", Out: outs(fixed(0, sizeInt), fixed(1, sizeInt))},
 	{Nr: 310, Name: "process_vm_readv", Custom: iovFromRet(1, 2)},
-	{Nr: 311, Name: "process_vm_writev", Unsupported: reasonVMWritev},
+	// process_vm_writev into the caller's own address space is recorded
+	// like a read (the recorder refuses other targets).
+	{Nr: 311, Name: "process_vm_writev", Custom: iovFromRet(3, 4)},
 	{Nr: 312, Name: "kcmp"},
 	{Nr: 313, Name: "finit_module", Unsupported: reasonModule},
 	{Nr: 314, Name: "sched_setattr"},
 	{Nr: 315, Name: "sched_getattr", Out: outs(argSized(1, 2))},
 	{Nr: 316, Name: "renameat2"},
-	{Nr: 317, Name: "seccomp", Unsupported: reasonSeccomp},
+	{Nr: 317, Name: "seccomp", Custom: customSeccomp},
 	{Nr: 318, Name: "getrandom", Out: outs(fromRet(0))},
 	{Nr: 319, Name: "memfd_create"},
 	{Nr: 320, Name: "kexec_file_load", Unsupported: reasonKexec},
-	{Nr: 321, Name: "bpf", Unsupported: reasonBPF},
+	// eBPF programs and maps run in and share memory with the kernel: bpf
+	// fails with ENOSYS (a kernel without CONFIG_BPF_SYSCALL).
+	{Nr: 321, Name: "bpf", Entry: fail(errENOSYS)},
 	{Nr: 322, Name: "execveat", Replay: Execute},
-	{Nr: 323, Name: "userfaultfd", Unsupported: reasonUffd},
+	// userfaultfd resolves page faults asynchronously: it fails with
+	// ENOSYS, as rr makes it.
+	{Nr: 323, Name: "userfaultfd", Entry: fail(errENOSYS)},
 	{Nr: 324, Name: "membarrier"},
 	{Nr: 325, Name: "mlock2"},
 	{Nr: 326, Name: "copy_file_range", Out: outs(fixed(1, sizeLong), fixed(3, sizeLong))},
 	{Nr: 327, Name: "preadv2", Custom: iovFromRet(1, 2), MayBlock: true},
 	{Nr: 328, Name: "pwritev2", MayBlock: true},
-	{Nr: 329, Name: "pkey_mprotect", Unsupported: reasonPkey},
-	{Nr: 330, Name: "pkey_alloc", Unsupported: reasonPkey},
+	// Protection-key faults cannot be reproduced, so no key is ever
+	// handed out: pkey_alloc fails with ENOSPC, as on a CPU without
+	// protection keys, and pkey_mprotect can only be given the default
+	// key (or -1), which makes it an mprotect.
+	{Nr: 329, Name: "pkey_mprotect", Replay: Execute},
+	{Nr: 330, Name: "pkey_alloc", Entry: fail(errENOSPC)},
 	{Nr: 331, Name: "pkey_free"},
 	{Nr: 332, Name: "statx", Out: outs(fixed(4, sizeStatx))},
-	{Nr: 333, Name: "io_pgetevents", Unsupported: reasonAIO, MayBlock: true},
+	{Nr: 333, Name: "io_pgetevents", Entry: fail(errENOSYS), MayBlock: true},
 	// rseq registers an area the kernel rewrites on every preemption and
 	// migration, outside any system call. Emulating it means the replayed
 	// kernel never touches the area; the recorder must keep rseq from
-	// taking effect (for instance by making it fail with ENOSYS, which
-	// glibc tolerates).
-	{Nr: 334, Name: "rseq"},
+	// taking effect: it fails with ENOSYS, which glibc tolerates.
+	{Nr: 334, Name: "rseq", Entry: fail(errENOSYS)},
 	{Nr: 335, Name: "uretprobe", Unsupported: reasonUprobe},
 	{Nr: 336, Name: "uprobe", Unsupported: reasonUprobe},
 	{Nr: 424, Name: "pidfd_send_signal"},
-	{Nr: 425, Name: "io_uring_setup", Unsupported: reasonIOUring},
-	{Nr: 426, Name: "io_uring_enter", Unsupported: reasonIOUring},
-	{Nr: 427, Name: "io_uring_register", Unsupported: reasonIOUring},
+	// io_uring shares memory with the kernel asynchronously: as rr does,
+	// the calls fail with ENOSYS and programs fall back.
+	{Nr: 425, Name: "io_uring_setup", Entry: fail(errENOSYS)},
+	{Nr: 426, Name: "io_uring_enter", Entry: fail(errENOSYS)},
+	{Nr: 427, Name: "io_uring_register", Entry: fail(errENOSYS)},
 	{Nr: 428, Name: "open_tree"},
 	{Nr: 429, Name: "move_mount"},
 	{Nr: 430, Name: "fsopen"},
@@ -454,6 +478,26 @@ func init() {
 		byNr[s.Nr] = s
 		byName[s.Name] = s
 	}
+}
+
+// Nr returns the system call number the kernel dispatches on for an
+// orig_rax value: entry_SYSCALL_64 passes the low 32 bits, sign-extended,
+// so syscall(0x100000027) is getpid and syscall(-1) is -1.
+func Nr(origRax uint64) int { return int(int32(origRax)) }
+
+// X32Bit marks x32-ABI system call numbers (__X32_SYSCALL_BIT).
+const X32Bit = 0x40000000
+
+// Unknown is the reason a call whose number is not in the table failed
+// the recording: the kernel did not answer ENOSYS, so it did something
+// gorr cannot describe (a newer kernel's call, or x32 when the kernel
+// enables that ABI).
+func Unknown(nr int, ret int64) string {
+	what := "unknown system call number"
+	if nr&X32Bit != 0 && nr > 0 {
+		what = "x32 system call"
+	}
+	return fmt.Sprintf("%s %d returned %d instead of ENOSYS; gorr cannot tell what it changed", what, nr, ret)
 }
 
 // Lookup returns the description of system call nr, or nil if nr is not

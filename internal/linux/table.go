@@ -74,6 +74,13 @@ type Syscall struct {
 	// MayBlock: the call can sleep for an unbounded time (pipes, sockets,
 	// futex waits, sleeps, waits); the recorder lets other threads run.
 	MayBlock bool
+	// Entry, if set, decides at the syscall-entry stop whether the
+	// recorder answers the call itself with ret instead of letting the
+	// kernel run it (see entry.go); replay emulates that recorded result.
+	Entry func(a Args) (ret int64, skip bool)
+	// ExecuteIf, for an Execute entry, narrows which calls run for real
+	// in replay (the others are emulated). Nil: all successful calls.
+	ExecuteIf func(a Args) bool
 	// Unsupported, if non-empty, is why gorr cannot record this call; the
 	// recording fails with this message.
 	Unsupported string

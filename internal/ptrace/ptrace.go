@@ -61,6 +61,9 @@ type Stop struct {
 	Signal int // StopSignal: the signal; StopExited: terminating signal or 0
 	Event  int // StopEvent: PTRACE_EVENT_*
 	Status unix.WaitStatus
+	// Compat: a syscall stop of a 32-bit call (int $0x80), whose number
+	// and arguments follow the i386 ABI (eax; ebx, ecx, edx, ...).
+	Compat bool
 }
 
 func (s Stop) String() string {
@@ -115,6 +118,7 @@ func decode(tid int, ws unix.WaitStatus) (Stop, error) {
 			if err != nil {
 				return st, err
 			}
+			st.Compat = info.Arch == auditArchI386
 			if info.Op == unix.PTRACE_SYSCALL_INFO_EXIT {
 				st.Kind = StopSyscallExit
 			} else {
@@ -209,10 +213,14 @@ func SetSigInfo(tid int, si *SigInfo) error {
 // SyscallInfo is the header of struct ptrace_syscall_info.
 type SyscallInfo struct {
 	Op   uint8
+	Arch uint32    // AUDIT_ARCH_X86_64, or auditArchI386 for int $0x80
 	Nr   uint64    // entry: syscall number
 	Args [6]uint64 // entry
 	Rval int64     // exit
 }
+
+// auditArchI386 is AUDIT_ARCH_I386 (EM_386 | __AUDIT_ARCH_LE).
+const auditArchI386 = 0x40000003
 
 // GetSyscallInfo reads PTRACE_GET_SYSCALL_INFO.
 func GetSyscallInfo(tid int) (SyscallInfo, error) {
@@ -221,7 +229,7 @@ func GetSyscallInfo(tid int) (SyscallInfo, error) {
 	if e != 0 {
 		return SyscallInfo{}, fmt.Errorf("PTRACE_GET_SYSCALL_INFO tid %d: %w", tid, e)
 	}
-	info := SyscallInfo{Op: buf[0]}
+	info := SyscallInfo{Op: buf[0], Arch: *(*uint32)(unsafe.Pointer(&buf[4]))}
 	// struct: op u8, pad[3], arch u32, instruction_pointer u64, stack_pointer u64, then union at 24.
 	switch info.Op {
 	case unix.PTRACE_SYSCALL_INFO_ENTRY, unix.PTRACE_SYSCALL_INFO_SECCOMP:
@@ -324,4 +332,29 @@ func SetSigMask(tid int, m uint64) error {
 		return fmt.Errorf("PTRACE_SETSIGMASK tid %d: %w", tid, e)
 	}
 	return nil
+}
+
+// SeccompFilters returns the classic-BPF programs of tid's seccomp
+// filters (PTRACE_SECCOMP_GET_FILTER, needs CAP_SYS_ADMIN), 8 bytes per
+// instruction, most recent first; nil when tid has none.
+func SeccompFilters(tid int) ([][]byte, error) {
+	const getFilter = 0x420c // PTRACE_SECCOMP_GET_FILTER
+	var out [][]byte
+	for i := 0; ; i++ {
+		n, _, e := unix.Syscall6(unix.SYS_PTRACE, getFilter, uintptr(tid), uintptr(i), 0, 0, 0)
+		switch {
+		case e == unix.ENOENT || (e == unix.EINVAL && i == 0):
+			// ENOENT: past the oldest filter; EINVAL: not in filter mode.
+			return out, nil
+		case e != 0:
+			return nil, fmt.Errorf("PTRACE_SECCOMP_GET_FILTER tid %d #%d: %w", tid, i, e)
+		}
+		buf := make([]byte, 8*n)
+		if n > 0 {
+			if _, _, e := unix.Syscall6(unix.SYS_PTRACE, getFilter, uintptr(tid), uintptr(i), uintptr(unsafe.Pointer(&buf[0])), 0, 0); e != 0 {
+				return nil, fmt.Errorf("PTRACE_SECCOMP_GET_FILTER tid %d #%d: %w", tid, i, e)
+			}
+		}
+		out = append(out, buf)
+	}
 }

@@ -102,6 +102,7 @@ type task struct {
 	exFormer   int
 	dying      bool
 	runStart   time.Time
+	tscSigsegv bool // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
 }
 
 type recorder struct {
@@ -383,6 +384,9 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	}
 	switch st.Kind {
 	case ptrace.StopSyscallEntry:
+		if st.Compat {
+			return r.compatSyscall(t)
+		}
 		return r.onEntry(t)
 	case ptrace.StopSyscallExit:
 		return r.onExit(t)
@@ -458,7 +462,7 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 		}
 	}
 	flags, ctidPtr := r.cloneFlags(parent)
-	child := &task{tid: ctid, at: atSignal, sc: parent.sc}
+	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv}
 	r.add(child)
 	ev := &trace.Event{Kind: trace.KindNewTask, Tid: int32(parent.tid), NewTid: int32(ctid), Flags: flags, Sysno: int32(parent.sysno)}
 	if flags&unix.CLONE_CHILD_SETTID != 0 && ctidPtr != 0 {

@@ -17,9 +17,12 @@ import (
 // the thread's current position (so replay meets it again by itself).
 func synchronous(si *ptrace.SigInfo) bool {
 	switch unix.Signal(si.Signo()) {
-	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP, unix.SIGSYS:
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP:
 		return si.Code() > 0 // raised by the kernel for a fault (SI_KERNEL included)
 	}
+	// SIGSYS comes from a seccomp filter (SYS_SECCOMP), which replay does
+	// not install: it is delivered at the syscall exit like a signal that
+	// arrived in the kernel, and replay writes its frame.
 	return false
 }
 
@@ -81,6 +84,9 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 		}
 	} else if t.mem.ReadMem(at, code) != nil {
 		return false, nil
+	}
+	if t.tscSigsegv && code[0] == 0x0f && (code[1] == 0x31 || code[1] == 0x01 && code[2] == 0xf9) {
+		return true, &UnsupportedError{Tid: t.tid, Name: "rdtsc instruction", Reason: "the program set prctl(PR_SET_TSC, PR_TSC_SIGSEGV), whose SIGSEGV gorr does not reproduce"}
 	}
 	after := *regs
 	after[ptrace.RIP] = at

@@ -49,12 +49,11 @@ func (r *recorder) onEntry(t *task) error {
 	if err != nil {
 		return r.lost(t, err)
 	}
-	nr := int(int64(regs[ptrace.ORIGRAX]))
+	nr := linux.Nr(regs[ptrace.ORIGRAX])
+	// A number outside the table (nil sc) runs: the kernel answers ENOSYS
+	// without side effects, which onExit checks.
 	sc := linux.Lookup(nr)
-	if sc == nil {
-		return &UnsupportedError{Tid: t.tid, Name: linux.Name(nr), Reason: "unknown system call number"}
-	}
-	if sc.Unsupported != "" {
+	if sc != nil && sc.Unsupported != "" {
 		return &UnsupportedError{Tid: t.tid, Name: sc.Name, Reason: sc.Unsupported}
 	}
 	t.sysno, t.sc0, t.entry = nr, sc, regs
@@ -75,31 +74,21 @@ func (r *recorder) onEntry(t *task) error {
 	t.deferred = nil
 	t.nullify = false
 	a := ptrace.SyscallArgs(&regs)
+	if ret, skip := sc.Skip(linux.Args(a)); skip {
+		r.nullifyCall(t, ret)
+	}
 	switch nr {
-	case unix.SYS_RSEQ:
-		// rseq lets the kernel rewrite user memory and registers at
-		// preemption points; refuse it so libc falls back.
-		r.nullifyCall(t, -int64(unix.ENOSYS))
 	case unix.SYS_PRCTL:
-		if a[0] == unix.PR_SET_TSC {
-			r.nullifyCall(t, 0)
+		r.prctlTSC(t, a)
+	case unix.SYS_PROCESS_VM_WRITEV:
+		if int(int32(a[0])) != tracee.Tgid(t.tid) {
+			return &UnsupportedError{Tid: t.tid, Name: "process_vm_writev", Reason: "writing another process's memory is not supported"}
 		}
-	case unix.SYS_ARCH_PRCTL:
-		switch a[0] {
-		case 0x1012: // ARCH_SET_CPUID: keep cpuid trapped
-			r.nullifyCall(t, 0)
-		case 0x1011: // ARCH_GET_CPUID
-			r.nullifyCall(t, 1)
-		}
-	case unix.SYS_MADVISE:
-		if a[2] == unix.MADV_FREE {
-			// MADV_FREE frees pages only under memory pressure: not reproducible.
-			r.nullifyCall(t, 0)
-		}
-	case unix.SYS_SCHED_SETAFFINITY:
-		r.nullifyCall(t, 0)
 	case unix.SYS_SHMAT:
 		return &UnsupportedError{Tid: t.tid, Name: "shmat", Reason: "System V shared memory cannot be replayed yet"}
+	}
+	if t.nullify && !r.seccompAllows(t, nr, &regs) {
+		t.nullify = false
 	}
 	if t.nullify {
 		regs[ptrace.ORIGRAX] = ^uint64(0)
@@ -117,11 +106,12 @@ func (r *recorder) onEntry(t *task) error {
 	case nr == unix.SYS_EXECVE || nr == unix.SYS_EXECVEAT || nr == unix.SYS_VFORK:
 		// Their next stop may come under another tid or only after other
 		// tasks ran: wait for any task.
-	case !sc.MayBlock:
+	case sc != nil && !sc.MayBlock:
 		r.fast = t
 	default:
 		// Give the call a chance to complete without blocking; if it
-		// does not, other tasks run while it sleeps.
+		// does not, other tasks run while it sleeps. An unknown number
+		// takes this path too: a newer kernel may implement it.
 		_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
 		st, ok, err := ptrace.Wait(t.tid, true)
 		if err != nil {
@@ -132,6 +122,75 @@ func (r *recorder) onEntry(t *task) error {
 		}
 	}
 	return nil
+}
+
+// seccompAllows runs the task's seccomp filters on the call the recorder
+// is about to answer itself (turning it into syscall -1, which the
+// filters would judge instead). When they allow it, the recorder's
+// answer stands. SECCOMP_RET_ERRNO becomes the answer. Any other action
+// (trap, kill, trace) is left to the kernel: it returns false and the
+// call goes in unchanged, where the filter stops it.
+func (r *recorder) seccompAllows(t *task, nr int, regs *trace.Regs) bool {
+	raw, err := ptrace.SeccompFilters(t.tid)
+	if err != nil || len(raw) == 0 {
+		return true
+	}
+	filters := make([][]linux.BPFInsn, len(raw))
+	for i, b := range raw {
+		filters[i] = linux.DecodeBPF(b)
+	}
+	d := linux.SeccompData{Nr: int32(nr), IP: regs[ptrace.RIP], Args: linux.Args(ptrace.SyscallArgs(regs))}
+	ret, err := linux.RunSeccomp(filters, &d)
+	if err != nil {
+		return true
+	}
+	switch linux.SeccompAction(ret) {
+	case linux.SeccompRetAllow, linux.SeccompRetLog:
+		return true
+	case linux.SeccompRetErrno:
+		t.nullRet = -linux.SeccompErrno(ret)
+		return true
+	}
+	return false
+}
+
+// prctlTSC answers PR_SET_TSC and PR_GET_TSC from the mode the program
+// set (t.tscSigsegv, inherited by its children): the recorder keeps rdtsc
+// trapped whatever the program asks, and hides that.
+func (r *recorder) prctlTSC(t *task, a [6]uint64) {
+	switch a[0] {
+	case unix.PR_SET_TSC:
+		switch a[1] {
+		case unix.PR_TSC_ENABLE, unix.PR_TSC_SIGSEGV:
+			t.tscSigsegv = a[1] == unix.PR_TSC_SIGSEGV
+			r.nullifyCall(t, 0)
+		default:
+			r.nullifyCall(t, -int64(unix.EINVAL))
+		}
+	case unix.PR_GET_TSC:
+		mode := uint32(unix.PR_TSC_ENABLE)
+		if t.tscSigsegv {
+			mode = unix.PR_TSC_SIGSEGV
+		}
+		// Written now, read back as the call's output at exit.
+		b := []byte{byte(mode), byte(mode >> 8), byte(mode >> 16), byte(mode >> 24)}
+		if t.mem.WriteMem(a[1], b) != nil {
+			r.nullifyCall(t, -int64(unix.EFAULT))
+		} else {
+			r.nullifyCall(t, 0)
+		}
+	}
+}
+
+// compatSyscall refuses a 32-bit system call made with int $0x80: its
+// number and arguments follow the i386 table, which gorr does not record.
+func (r *recorder) compatSyscall(t *task) error {
+	regs, err := ptrace.GetRegs(t.tid)
+	if err != nil {
+		return r.lost(t, err)
+	}
+	return &UnsupportedError{Tid: t.tid, Name: "32-bit system call (int $0x80)",
+		Reason: fmt.Sprintf("i386 call number %d at 0x%x; only the x86-64 syscall instruction is recorded", uint32(regs[ptrace.ORIGRAX]), regs[ptrace.RIP]-2)}
 }
 
 func (r *recorder) nullifyCall(t *task, ret int64) {
@@ -155,6 +214,9 @@ func (r *recorder) onExit(t *task) error {
 		t.nullify = false
 	}
 	ret := int64(regs[ptrace.RAX])
+	if linux.Lookup(t.sysno) == nil && ret != -int64(unix.ENOSYS) {
+		return &UnsupportedError{Tid: t.tid, Name: linux.Name(t.sysno), Reason: linux.Unknown(t.sysno, ret)}
+	}
 	if t.execed && (t.sysno == unix.SYS_EXECVE || t.sysno == unix.SYS_EXECVEAT) && ret == 0 {
 		t.execed = false
 		return r.onExecDone(t, t.exFormer)
@@ -178,6 +240,11 @@ func (r *recorder) onExit(t *task) error {
 		if err := r.exitSpecial(t, ev, a, ret); err != nil {
 			return err
 		}
+	}
+	if t.sysno == unix.SYS_SCHED_YIELD {
+		// As with rr, a yield lets every other ready thread run first
+		// (programs ping-pong on it).
+		r.sched.Preempted()
 	}
 	t.lastRegs = regs
 	// Only when no other thread is running user code: otherwise memory is

@@ -373,10 +373,10 @@ func (rp *replayer) waitStop(t *rtask, mode int) (ptrace.Stop, error) {
 
 func syncSignal(si *ptrace.SigInfo) bool {
 	switch unix.Signal(si.Signo()) {
-	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP, unix.SIGSYS:
+	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGTRAP:
 		return si.Code() > 0
 	}
-	return false
+	return false // SIGSYS: seccomp filters are not installed in replay
 }
 
 // runTo resumes t until it stops with a stop of the wanted kind.

@@ -24,8 +24,23 @@ func (rp *replayer) outcome(tid int32) (*trace.Event, error) {
 	})
 }
 
+// replayExecutes lists the calls the replayer can run for real: prepare
+// rewrites some of them (mmap, mremap, brk, execve, exit, vfork, clone
+// with CLONE_VFORK), the others run as recorded. It must equal the table's
+// Execute entries (TestExecuteHandlers).
+var replayExecutes = map[int]bool{
+	unix.SYS_MMAP: true, unix.SYS_MUNMAP: true, unix.SYS_MPROTECT: true, unix.SYS_PKEY_MPROTECT: true,
+	unix.SYS_MREMAP: true, unix.SYS_MADVISE: true, unix.SYS_BRK: true, unix.SYS_ARCH_PRCTL: true,
+	unix.SYS_CLONE: true, unix.SYS_CLONE3: true, unix.SYS_FORK: true, unix.SYS_VFORK: true,
+	unix.SYS_EXECVE: true, unix.SYS_EXECVEAT: true, unix.SYS_EXIT: true, unix.SYS_EXIT_GROUP: true,
+	unix.SYS_RT_SIGRETURN: true, unix.SYS_SET_TID_ADDRESS: true, unix.SYS_MODIFY_LDT: true,
+	unix.SYS_SETRLIMIT: true, unix.SYS_PRLIMIT64: true,
+}
+
 // executes says whether the call described by entry and its outcome runs
-// for real in replay.
+// for real in replay. The table decides (linux.Execute, its ExecuteIf
+// condition, and not a call the recorder answered itself); a call that
+// failed in the recording is emulated.
 func executes(nr int, a [6]uint64, out *trace.Event) bool {
 	if out == nil {
 		return nr == unix.SYS_EXIT || nr == unix.SYS_EXIT_GROUP
@@ -36,24 +51,14 @@ func executes(nr int, a [6]uint64, out *trace.Event) bool {
 	if out.Result < 0 && out.Result > -4096 {
 		return false
 	}
-	switch nr {
-	case unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_PKEY_MPROTECT, unix.SYS_MREMAP, unix.SYS_BRK,
-		unix.SYS_CLONE, unix.SYS_CLONE3, unix.SYS_FORK, unix.SYS_VFORK, unix.SYS_SET_TID_ADDRESS, unix.SYS_RT_SIGRETURN:
-		return true
-	case unix.SYS_MADVISE:
-		switch a[2] {
-		case unix.MADV_DONTNEED, unix.MADV_REMOVE, unix.MADV_DONTFORK, unix.MADV_DOFORK, unix.MADV_WIPEONFORK, unix.MADV_KEEPONFORK:
-			return true
-		}
-	case unix.SYS_ARCH_PRCTL:
-		return a[0] == 0x1001 || a[0] == 0x1002 // ARCH_SET_GS, ARCH_SET_FS
-	case unix.SYS_SETRLIMIT:
-		return limitShapesMemory(a[0])
-	case unix.SYS_PRLIMIT64:
-		// Only for the caller itself; the old value comes from the trace.
-		return a[0] == 0 && a[2] != 0 && limitShapesMemory(a[1])
+	sc := linux.Lookup(nr)
+	if sc == nil || sc.Replay != linux.Execute || !replayExecutes[nr] {
+		return false
 	}
-	return false
+	if _, skip := sc.Skip(linux.Args(a)); skip {
+		return false // the recorder answered it without the kernel
+	}
+	return sc.ExecuteIf == nil || sc.ExecuteIf(linux.Args(a))
 }
 
 func (rp *replayer) syscallEntry(ev *trace.Event) error {
@@ -395,13 +400,6 @@ func (rp *replayer) echo(ev *trace.Event, t *rtask) error {
 		}
 	}
 	return nil
-}
-
-// limitShapesMemory says whether a resource limit changes how the
-// address space behaves (where stack growth stops, when mmap fails), so
-// replay must apply it for real.
-func limitShapesMemory(res uint64) bool {
-	return res == unix.RLIMIT_STACK || res == unix.RLIMIT_AS || res == unix.RLIMIT_DATA
 }
 
 // debugTasksOf lists the live tasks sharing t's address space.

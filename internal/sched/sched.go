@@ -84,20 +84,13 @@ func (s *Scheduler) Pick(ready func(tid int) bool) (int, bool) {
 	for k := 0; k < len(s.order); k++ {
 		t := s.order[(start+k)%len(s.order)]
 		if ready(t) {
-			s.choose(t)
+			// A new streak starts, even when the round comes back to
+			// the same task because no other one was ready.
+			s.last, s.streak = t, 1
 			return t, true
 		}
 	}
 	return 0, false
-}
-
-func (s *Scheduler) choose(t int) {
-	if t != s.last {
-		s.streak = 1
-		s.last = t
-	} else {
-		s.streak++
-	}
 }
 
 func (s *Scheduler) pickChaos(ready func(tid int) bool) (int, bool) {

@@ -116,3 +116,26 @@ func TestChaosIsSeededAndFair(t *testing.T) {
 		t.Fatalf("chaos never picked some task: %v", seen)
 	}
 }
+
+// A task that ran alone past its streak gets a new streak when the round
+// comes back to it, so a task that just became ready does not take over
+// at once; a yield (Preempted) hands over.
+func TestStreakRestartsWhenAlone(t *testing.T) {
+	s := New(3)
+	s.Add(1)
+	only1 := func(tid int) bool { return tid == 1 }
+	for i := 0; i < 10; i++ {
+		if id, _ := s.Pick(only1); id != 1 {
+			t.Fatalf("pick %d: %d", i, id)
+		}
+	}
+	s.Add(2)
+	both := func(int) bool { return true }
+	if id, _ := s.Pick(both); id != 1 {
+		t.Fatalf("new task took over at once: picked %d", id)
+	}
+	s.Preempted()
+	if id, _ := s.Pick(both); id != 2 {
+		t.Fatalf("after a yield picked %d, want 2", id)
+	}
+}
