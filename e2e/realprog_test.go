@@ -84,7 +84,17 @@ func realRun(t *testing.T, p Program, limit time.Duration, known func(Run), argv
 		t.Fatalf("recorded run failed:\n%v", rec)
 	}
 	compare(t, rec, rep)
+	t.Logf("recorded and replayed output:\n%s", head(rec.Stdout, 20))
 	return rec
+}
+
+// head returns the first n lines of b.
+func head(b []byte, n int) string {
+	lines := strings.SplitAfter(string(b), "\n")
+	if len(lines) > n {
+		lines = append(lines[:n], "...\n")
+	}
+	return strings.Join(lines, "")
 }
 
 // node: timers, and an HTTP server and client on loopback in one process.
@@ -144,18 +154,19 @@ var goModule = map[string]string{
 // command starts the compiler and assembler (and their -V=full version
 // queries) as child processes of a multi-threaded Go program.
 //
-// By default only the module's library packages are built: about 10
-// processes, a minute or two recorded on a loaded 2-core machine. A cold
-// build of the main package compiles the standard library too (about 120
-// processes; about 4.5 minutes to record and 2.5 to replay here), too slow
-// for CI's budget: GORR_E2E_LONG=1 runs it as well.
+// By default only the module's library packages are built and vetted:
+// about 17 processes (two go commands, compile, asm, vet), 15 s recorded
+// and replayed on this 2-core machine. A cold build of the main package
+// compiles the standard library too (about 120 processes, 4.7 million
+// events; 4.5 minutes to record and 2.5 to replay here), too slow for
+// CI's budget: GORR_E2E_LONG=1 runs it as well.
 func TestRealGoBuild(t *testing.T) {
 	needPrograms(t, "go", "sh")
 	p := writeTree(t, "gobuild", goModule)
 	env := "GOCACHE=$PWD/gocache GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOENV=off GOTELEMETRY=off"
 	t.Run("libraries", func(t *testing.T) {
 		realRun(t, p, 8*time.Minute, nil, "sh", "-c",
-			env+" go build ./a ./b ./c ./d && echo built by $$ at $(date +%s%N) && find gocache -type f | wc -l")
+			env+" go build ./a ./b ./c ./d && "+env+" go vet ./a ./b ./c && echo built by $$ at $(date +%s%N) && find gocache -type f | wc -l")
 	})
 	t.Run("cold-std", func(t *testing.T) {
 		if os.Getenv("GORR_E2E_LONG") == "" {
