@@ -202,7 +202,16 @@ func rounds() int {
 // different, empty directory with different stdin, returning both runs.
 func recordReplay(t *testing.T, p Program, argv []string) (rec, rep Run) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	return recordReplayWithin(t, p, argv, 90*time.Second, nil)
+}
+
+// recordReplayWithin is recordReplay with a time limit for the recording
+// and the replay together; recordFailed, if not nil, sees a recording
+// that gorr stopped with an error before the test fails (to skip on a
+// known cause).
+func recordReplayWithin(t *testing.T, p Program, argv []string, limit time.Duration, recordFailed func(Run)) (rec, rep Run) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	scratch := tempDir(t)
 	shell(t, scratch, p.Setup)
@@ -216,6 +225,9 @@ func recordReplay(t *testing.T, p Program, argv []string) (rec, rep Run) {
 	}
 	t.Logf("trace %s", traceDir)
 	if bytes.Contains(rec.Stderr, []byte("gorr: record:")) {
+		if recordFailed != nil {
+			recordFailed(rec)
+		}
 		t.Fatalf("recording failed:\n%v", rec)
 	}
 	shell(t, scratch, p.BeforeReplay)

@@ -61,6 +61,24 @@ func executes(nr int, a [6]uint64, out *trace.Event) bool {
 	return sc.ExecuteIf == nil || sc.ExecuteIf(linux.Args(a))
 }
 
+// needsOutcome tells whether replay must read ahead for the outcome of
+// call nr to decide how to run it: calls that run for real when they
+// succeed (their result places mappings, tasks...), execve and the exit
+// calls. Every other call is emulated whatever it returned, and its
+// outcome may be millions of events away: a thread blocked in futex or
+// read until its process's exit_group kills it (the go command's idle
+// threads during a build) has no SYSCALL_EXIT, only an EXIT at the very
+// end. Such a thread is simply held at its syscall-entry stop; whatever
+// killed it in the recording (exit_group, a sibling's execve, a fatal
+// signal, all replayed) kills it there too, and its EXIT event reaps it.
+func needsOutcome(nr int, a [6]uint64) bool {
+	switch nr {
+	case unix.SYS_EXECVE, unix.SYS_EXECVEAT, unix.SYS_EXIT, unix.SYS_EXIT_GROUP:
+		return true
+	}
+	return executes(nr, a, &trace.Event{Kind: trace.KindSyscallExit})
+}
+
 func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	t, err := rp.task(ev)
 	if err != nil {
@@ -71,11 +89,14 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	}
 	nr := int(ev.Sysno)
 	a := ptrace.SyscallArgs(ev.Regs)
-	out, err := rp.outcome(ev.Tid)
-	if err != nil {
-		return err
+	var out *trace.Event
+	exe := false
+	if needsOutcome(nr, a) {
+		if out, err = rp.outcome(ev.Tid); err != nil {
+			return err
+		}
+		exe = executes(nr, a, out)
 	}
-	exe := executes(nr, a, out)
 	mode := ptrace.Sysemu
 	if exe {
 		mode = ptrace.Syscall
