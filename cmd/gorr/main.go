@@ -87,6 +87,9 @@ var helpText = map[string]string{
                               timeslice), recorded so replay is exact
   -C, --checksum              store a checksum of writable memory at every
                               system call; replay verifies it (slow)
+  -w, --wait                  record until every process has exited (by
+                              default, as rr, the processes still alive when
+                              the initial one exits are killed)
       --timeslice DURATION    preempt a thread that runs this long without a
                               system call while another thread is ready
                               (default 10ms; a thread a signal waits for

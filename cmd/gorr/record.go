@@ -33,6 +33,7 @@ var recordFlags = []flagSpec{
 	{"", "watchdog", true}, // the name before preemption existed
 	{"h", "chaos", false},
 	{"C", "checksum", false},
+	{"w", "wait", false},
 }
 
 func cmdRecord(args []string) int {
@@ -104,6 +105,7 @@ func cmdRecord(args []string) int {
 	}
 	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	opts.Checksum = p.has("checksum")
+	opts.WaitAll = p.has("wait")
 	opts.SiteCache = patch.DefaultCacheDir()
 	if p.has("chaos") {
 		opts.Chaos, opts.ChaosSeed = true, rand.Uint64()

@@ -28,8 +28,14 @@ func (r *recorder) onSignal(t *task, sig int) error {
 	t.at = atSignal
 	si, err := ptrace.GetSigInfo(t.tid)
 	if err != nil {
-		// A group-stop: gorr does not stop tracees for job control.
+		// A group-stop (the kernel reports one per thread of a process
+		// that a stop signal stopped): the thread stays stopped until a
+		// SIGCONT reaches its process (continueStopped). Replay needs no
+		// event: the stop shows only in wait results and SIGCHLDs, which
+		// are recorded.
 		t.pendingSig = 0
+		t.state = stStopped
+		r.stopped++
 		return nil
 	}
 	regs, err := ptrace.GetRegs(t.tid)
@@ -56,6 +62,31 @@ func (r *recorder) onSignal(t *task, sig int) error {
 		return nil
 	}
 	return r.deliver(t, sig, &si, &regs)
+}
+
+// SigStopped marks a signal event whose delivery stopped the process
+// (job control); replay does nothing for it.
+const SigStopped = 1 << 3
+
+// continueStopped lets the group-stopped threads of every process that a
+// SIGCONT has reached run again (it is still pending: the thread that
+// takes it reports it as a signal, recorded as usual). Under PTRACE_TRACEME
+// the kernel wakes no traced thread for SIGCONT, so gorr looks for it.
+func (r *recorder) continueStopped() {
+	for _, t := range r.tasks {
+		if t.state != stStopped || tracee.PendingSignals(t.tid)&(1<<(unix.SIGCONT-1)) == 0 {
+			continue
+		}
+		tgid := tracee.Tgid(t.tid)
+		// Another thread of the group may hold the SIGCONT; all go on.
+		for _, o := range r.tasks {
+			if o.state == stStopped && tracee.Tgid(o.tid) == tgid {
+				o.state = stReady
+				o.at = atSignal
+				r.stopped--
+			}
+		}
+	}
 }
 
 // emulateInstruction handles rdtsc, rdtscp and cpuid trapped by
@@ -127,8 +158,10 @@ func (r *recorder) deliver(t *task, sig int, si *ptrace.SigInfo, regs *trace.Reg
 			return err
 		}
 	case act == linux.Stop && !ignored:
-		return &UnsupportedError{Tid: t.tid, Name: "job-control stop by " + linux.SignalName(sig),
-			Reason: "stopping a recorded process (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) is not supported yet"}
+		// Delivered for real: the kernel stops the whole process (and
+		// tells its parent); the threads' group-stops follow.
+		ev.Flags |= SigStopped
+		t.pendingSig = sig
 	case ignored || act == linux.Ignore || act == linux.Continue:
 		ev.Flags |= SigIgnored
 		t.pendingSig = 0

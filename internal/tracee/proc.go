@@ -54,3 +54,16 @@ func IsZombie(tid int) bool {
 	k := bytes.LastIndexByte(b, ')')
 	return k >= 0 && k+2 < len(b) && (b[k+2] == 'Z' || b[k+2] == 'X')
 }
+
+// PendingSignals returns the signals pending for tid: its own (SigPnd)
+// and its thread group's (ShdPnd).
+func PendingSignals(tid int) uint64 {
+	var set uint64
+	for _, k := range []string{"SigPnd", "ShdPnd"} {
+		if v, ok := status(tid, k); ok {
+			m, _ := strconv.ParseUint(v, 16, 64)
+			set |= m
+		}
+	}
+	return set
+}
