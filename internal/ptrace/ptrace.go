@@ -325,3 +325,12 @@ func SetSigMask(tid int, m uint64) error {
 	}
 	return nil
 }
+
+// Detach lets a tracee go (it runs on untraced, sig delivered).
+func Detach(tid, sig int) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(tid), 0, uintptr(sig), 0, 0)
+	if e != 0 {
+		return fmt.Errorf("PTRACE_DETACH tid %d: %w", tid, e)
+	}
+	return nil
+}

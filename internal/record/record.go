@@ -205,6 +205,14 @@ func Record(opts Options) (*Result, error) {
 		case s := <-term:
 			_ = unix.Kill(pid, s.(syscall.Signal))
 		case <-done:
+			return
+		}
+		// As rr: a program that has not exited 5 s after the signal is
+		// killed (the recording then ends with its death).
+		select {
+		case <-time.After(5 * time.Second):
+			_ = unix.Kill(pid, unix.SIGKILL)
+		case <-done:
 		}
 	}()
 	go r.dog.watch(opts.Timeslice, opts.SignalSlice, done)

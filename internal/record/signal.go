@@ -1,6 +1,7 @@
 package record
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -165,11 +166,40 @@ func (r *recorder) deliver(t *task, sig int, si *ptrace.SigInfo, regs *trace.Reg
 	case ignored || act == linux.Ignore || act == linux.Continue:
 		ev.Flags |= SigIgnored
 		t.pendingSig = 0
+	case tracee.ContainerInit(t.tid):
+		return r.deliverToInit(t, sig, si, ev)
 	default:
 		ev.Flags |= SigFatal
 		t.pendingSig = sig
 	}
 	return r.emit(ev)
+}
+
+// deliverToInit handles a signal whose default action is fatal sent to
+// the init of a PID namespace. The kernel discards it (init is protected)
+// unless the thread's own instruction raised it; but under ptrace that
+// protection is not lifted even then, and the fault would repeat forever.
+// As rr does, gorr records the death and lets the task go: untraced, the
+// instruction faults again and kills it (and with it the namespace).
+func (r *recorder) deliverToInit(t *task, sig int, si *ptrace.SigInfo, ev *trace.Event) error {
+	if !synchronous(si) {
+		ev.Flags |= SigIgnored
+		t.pendingSig = 0
+		return r.emit(ev)
+	}
+	ev.Flags |= SigFatal
+	if err := r.emit(ev); err != nil {
+		return err
+	}
+	if err := r.emit(&trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(sig)}); err != nil {
+		return err
+	}
+	err := ptrace.Detach(t.tid, 0)
+	r.remove(t)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return err
 }
 
 // enterHandler single-steps the signal delivery so the thread stops on

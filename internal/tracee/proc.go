@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // status returns the value of one "Key:\tvalue" line of /proc/tid/status.
@@ -66,4 +67,15 @@ func PendingSignals(tid int) uint64 {
 		}
 	}
 	return set
+}
+
+// ContainerInit reports whether tid's process is the init (pid 1) of a
+// PID namespace of its own (the last NSpid entry is its pid there).
+func ContainerInit(tid int) bool {
+	v, ok := status(tid, "NSpid")
+	if !ok {
+		return false
+	}
+	f := strings.Fields(v)
+	return len(f) > 1 && f[len(f)-1] == "1"
 }
