@@ -507,6 +507,9 @@ func (r *recorder) onEvent(t *task, event int) error {
 	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
 		return r.onNewTask(t, event)
 	case unix.PTRACE_EVENT_EXIT:
+		if err := r.exitDuringWrite(t); err != nil {
+			return err
+		}
 		t.dying = true
 		t.state = stKernel
 		return r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0))
@@ -515,6 +518,30 @@ func (r *recorder) onEvent(t *task, event int) error {
 		r.fast = t
 		return r.lost(t, ptrace.Resume(t.tid, ptrace.Syscall, 0))
 	}
+}
+
+func isWrite(nr int) bool {
+	switch nr {
+	case unix.SYS_WRITE, unix.SYS_WRITEV, unix.SYS_PWRITE64, unix.SYS_PWRITEV, unix.SYS_PWRITEV2:
+		return true
+	}
+	return false
+}
+
+// exitDuringWrite records the exit of a write that completed in the
+// kernel when the thread was killed (SIGKILL, another thread's exit)
+// before its syscall-exit stop: what it wrote reached the output, so
+// replay must reproduce it. The registers at the exit event hold the
+// call's result (the original -ENOSYS if it never ran).
+func (r *recorder) exitDuringWrite(t *task) error {
+	if t.state != stKernel || t.dying || !isWrite(t.sysno) {
+		return nil
+	}
+	regs, err := ptrace.GetRegs(t.tid)
+	if err != nil || int64(regs[ptrace.RAX]) <= 0 {
+		return nil
+	}
+	return r.onExit(t)
 }
 
 // cloneFlags returns the flags of the clone-family call t is in and the
