@@ -130,6 +130,7 @@ type recorder struct {
 	targets       map[string]map[uint64]bool // direct branch targets of mapped files (preempt.go)
 	stopped       int                        // tasks in stStopped
 	shutdown      bool                       // the initial process is gone and the rest were killed
+	tty           *os.File                   // the controlling terminal the tracee's group was given (nil: none)
 }
 
 // Default timeslices (see Options).
@@ -192,6 +193,7 @@ func Record(opts Options) (*Result, error) {
 	defer signal.Reset(shielded...)
 	if tty != nil {
 		if err := unix.IoctlSetPointerInt(int(tty.Fd()), unix.TIOCSPGRP, pid); err == nil {
+			r.tty = tty
 			defer restoreForeground(tty)
 		}
 	}

@@ -3,6 +3,7 @@ package record
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -37,6 +38,9 @@ func (r *recorder) onSignal(t *task, sig int) error {
 		t.pendingSig = 0
 		t.state = stStopped
 		r.stopped++
+		if t.tid == r.initial && r.tty != nil {
+			r.stopLikeTracee()
+		}
 		return nil
 	}
 	regs, err := ptrace.GetRegs(t.tid)
@@ -68,6 +72,20 @@ func (r *recorder) onSignal(t *task, sig int) error {
 // SigStopped marks a signal event whose delivery stopped the process
 // (job control); replay does nothing for it.
 const SigStopped = 1 << 3
+
+// stopLikeTracee stops gorr when the initial process stopped (Ctrl-Z):
+// gorr gives the terminal back to its own group and stops, so that its
+// shell sees the job stop. When the shell continues gorr (fg), gorr hands
+// the terminal to the tracee's group again and passes the SIGCONT on.
+func (r *recorder) stopLikeTracee() {
+	restoreForeground(r.tty)
+	_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+	// Continued.
+	if fg, err := unix.IoctlGetInt(int(r.tty.Fd()), unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
+		_ = unix.IoctlSetPointerInt(int(r.tty.Fd()), unix.TIOCSPGRP, r.initial)
+	}
+	_ = unix.Kill(-r.initial, unix.SIGCONT)
+}
 
 // continueStopped lets the group-stopped threads of every process that a
 // SIGCONT has reached run again (it is still pending: the thread that
