@@ -96,6 +96,9 @@ var helpText = map[string]string{
                               the x86-64-v3 baseline (AVX2, BMI2, FMA, ...:
                               no AVX-512), so the trace replays on any such
                               CPU (replay checks the CPU has what a trace needs)
+  -w, --wait                  record until every process has exited (by
+                              default, as rr, the processes still alive when
+                              the initial one exits are killed)
       --timeslice DURATION    preempt a thread that runs this long without a
                               system call while another thread is ready
                               (default 10ms; a thread a signal waits for

@@ -34,6 +34,7 @@ var recordFlags = []flagSpec{
 	{"h", "chaos", false},
 	{"C", "checksum", false},
 	{"", "portable", false},
+	{"w", "wait", false},
 }
 
 func cmdRecord(args []string) int {
@@ -112,6 +113,7 @@ func cmdRecord(args []string) int {
 	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	opts.Checksum = p.has("checksum")
 	opts.Portable = p.has("portable")
+	opts.WaitAll = p.has("wait")
 	opts.SiteCache = patch.DefaultCacheDir()
 	if p.has("chaos") {
 		opts.Chaos, opts.ChaosSeed = true, rand.Uint64()

@@ -358,3 +358,12 @@ func SeccompFilters(tid int) ([][]byte, error) {
 		out = append(out, buf)
 	}
 }
+
+// Detach lets a tracee go (it runs on untraced, sig delivered).
+func Detach(tid, sig int) error {
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(tid), 0, uintptr(sig), 0, 0)
+	if e != 0 {
+		return fmt.Errorf("PTRACE_DETACH tid %d: %w", tid, e)
+	}
+	return nil
+}

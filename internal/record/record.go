@@ -55,6 +55,10 @@ type Options struct {
 	// SiteCache is a directory where the rdtsc/cpuid sites found in mapped
 	// files are kept between recordings ("": no cache).
 	SiteCache string
+	// WaitAll keeps recording until every recorded process has exited
+	// (rr's --wait); by default the processes still alive when the
+	// initial process has exited are killed, as rr does.
+	WaitAll bool
 }
 
 // Result summarises a finished recording.
@@ -74,6 +78,7 @@ const (
 	stReady   tstate = iota // stopped and handled; may run user code
 	stRunning               // running user code (at most one task)
 	stKernel                // inside a system call or exiting
+	stStopped               // in a job-control group-stop, until SIGCONT
 )
 
 type stopAt int
@@ -126,6 +131,9 @@ type recorder struct {
 	rng           *rand.Rand                 // chaos mode: random timeslices
 	start         time.Time                  // when the recording started (event times)
 	targets       map[string]map[uint64]bool // direct branch targets of mapped files (preempt.go)
+	stopped       int                        // tasks in stStopped
+	shutdown      bool                       // the initial process is gone and the rest were killed
+	tty           *os.File                   // the controlling terminal the tracee's group was given (nil: none)
 }
 
 // Default timeslices (see Options).
@@ -167,17 +175,31 @@ func Record(opts Options) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cannot run %s: %w", opts.Argv[0], err)
 	}
-	// Terminal signals go to the tracee (it shares our process group);
-	// gorr itself outlives them so the trace is finished properly.
-	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTOU, syscall.SIGTTIN)
-	defer signal.Reset(syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTSTP, syscall.SIGTTOU, syscall.SIGTTIN)
+	// The tracee runs in a process group of its own, so that signals a
+	// recorded program sends to its group (kill(0, ...)) do not reach
+	// gorr; it becomes the terminal's foreground group if gorr was.
+	tty := foregroundTerminal()
+	if tty != nil {
+		defer tty.Close()
+	}
 	cmd := exec.Cmd{Path: path, Args: opts.Argv, Env: opts.Env, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Ptrace: true}}
+		SysProcAttr: &syscall.SysProcAttr{Ptrace: true, Setpgid: true}}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", opts.Argv[0], err)
 	}
 	pid := cmd.Process.Pid
 	r.initial = pid
+	// Shield gorr from the signals a recorded program may send to its
+	// parent or its group, as rr does. Set only now, after the start:
+	// the tracee must begin with its caller's dispositions.
+	signal.Ignore(shielded...)
+	defer signal.Reset(shielded...)
+	if tty != nil {
+		if err := unix.IoctlSetPointerInt(int(tty.Fd()), unix.TIOCSPGRP, pid); err == nil {
+			r.tty = tty
+			defer restoreForeground(tty)
+		}
+	}
 	term := make(chan os.Signal, 1)
 	signal.Notify(term, syscall.SIGTERM, syscall.SIGHUP)
 	done := make(chan struct{})
@@ -187,6 +209,14 @@ func Record(opts Options) (*Result, error) {
 		select {
 		case s := <-term:
 			_ = unix.Kill(pid, s.(syscall.Signal))
+		case <-done:
+			return
+		}
+		// As rr: a program that has not exited 5 s after the signal is
+		// killed (the recording then ends with its death).
+		select {
+		case <-time.After(5 * time.Second):
+			_ = unix.Kill(pid, unix.SIGKILL)
 		case <-done:
 		}
 	}()
@@ -219,6 +249,32 @@ func Record(opts Options) (*Result, error) {
 	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, CPUIDFaulting: r.cpuidFaulting}, nil
 }
 
+// shielded are the signals gorr ignores while it records (rr's list;
+// SIGTERM and SIGHUP are forwarded to the initial process instead).
+var shielded = []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGTRAP,
+	syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGWINCH}
+
+// foregroundTerminal opens the controlling terminal if gorr's process
+// group is its foreground group (nil otherwise).
+func foregroundTerminal() *os.File {
+	f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+	if err != nil {
+		return nil
+	}
+	fg, err := unix.IoctlGetInt(int(f.Fd()), unix.TIOCGPGRP)
+	if err != nil || fg != unix.Getpgrp() {
+		f.Close()
+		return nil
+	}
+	return f
+}
+
+// restoreForeground gives the terminal back to gorr's process group
+// (SIGTTOU, which a background group gets for this, is ignored then).
+func restoreForeground(tty *os.File) {
+	_ = unix.IoctlSetPointerInt(int(tty.Fd()), unix.TIOCSPGRP, unix.Getpgrp())
+}
+
 func (r *recorder) logf(format string, args ...any) {
 	if r.opts.Log != nil {
 		fmt.Fprintf(r.opts.Log, "gorr: "+format+"\n", args...)
@@ -235,6 +291,9 @@ func (r *recorder) add(t *task) {
 }
 
 func (r *recorder) remove(t *task) {
+	if t.state == stStopped {
+		r.stopped--
+	}
 	delete(r.tasks, t.tid)
 	r.sched.Remove(t.tid)
 	if r.running == t {
@@ -276,6 +335,12 @@ func (r *recorder) emit(ev *trace.Event) error {
 // loop drives the tracees until all have exited.
 func (r *recorder) loop() error {
 	for len(r.tasks) > 0 {
+		if r.gotStatus && !r.opts.WaitAll && !r.shutdown {
+			r.terminate()
+		}
+		if r.stopped > 0 {
+			r.continueStopped()
+		}
 		if r.running == nil && r.fast == nil {
 			if t := r.pick(); t != nil {
 				if err := r.resumeUser(t); err != nil {
@@ -283,18 +348,15 @@ func (r *recorder) loop() error {
 				}
 			}
 		}
-		var st ptrace.Stop
-		var err error
-		if r.fast != nil {
-			st, _, err = ptrace.Wait(r.fast.tid, false)
-		} else {
-			st, _, err = ptrace.Wait(-1, false)
-		}
+		st, ok, err := r.wait()
 		if err != nil {
 			if errors.Is(err, unix.ECHILD) {
 				return fmt.Errorf("tracees vanished: %w", err)
 			}
 			return err
+		}
+		if !ok {
+			continue
 		}
 		if err := r.handle(st); err != nil {
 			return err
@@ -304,6 +366,37 @@ func (r *recorder) loop() error {
 		}
 	}
 	return nil
+}
+
+// wait waits for the next stop. While tasks sit in a group-stop it polls
+// (ok=false after a while without a stop), because nothing reports a
+// SIGCONT sent to a stopped tracee: the loop looks for one between polls.
+func (r *recorder) wait() (ptrace.Stop, bool, error) {
+	if r.fast != nil {
+		return ptrace.Wait(r.fast.tid, false)
+	}
+	if r.stopped == 0 {
+		return ptrace.Wait(-1, false)
+	}
+	for i := 0; i < 20; i++ {
+		if st, ok, err := ptrace.Wait(-1, true); ok || err != nil {
+			return st, ok, err
+		}
+		time.Sleep(time.Duration(min(i+1, 10)) * 100 * time.Microsecond)
+	}
+	return ptrace.Stop{}, false, nil
+}
+
+// terminate kills the processes still alive once the initial process has
+// exited (rr's behaviour without --wait); their deaths are recorded.
+func (r *recorder) terminate() {
+	r.shutdown = true
+	for _, t := range r.tasks {
+		_ = unix.Kill(t.tid, unix.SIGKILL)
+	}
+	for tid := range r.early {
+		_ = unix.Kill(tid, unix.SIGKILL)
+	}
 }
 
 // timeslice is the next run's timeslice: the configured one, or in chaos
@@ -377,6 +470,11 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	if r.fast == t {
 		r.fast = nil
 	}
+	if t.state == stStopped {
+		// Only SIGKILL ends a group-stop without us.
+		r.stopped--
+		t.state = stKernel
+	}
 	if st.Kind == ptrace.StopSignal && st.Signal == watchdogSignal {
 		if handled, err := r.onWatchdog(t); handled || err != nil {
 			return err
@@ -417,6 +515,9 @@ func (r *recorder) onEvent(t *task, event int) error {
 	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
 		return r.onNewTask(t, event)
 	case unix.PTRACE_EVENT_EXIT:
+		if err := r.exitDuringWrite(t); err != nil {
+			return err
+		}
 		t.dying = true
 		t.state = stKernel
 		return r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0))
@@ -425,6 +526,30 @@ func (r *recorder) onEvent(t *task, event int) error {
 		r.fast = t
 		return r.lost(t, ptrace.Resume(t.tid, ptrace.Syscall, 0))
 	}
+}
+
+func isWrite(nr int) bool {
+	switch nr {
+	case unix.SYS_WRITE, unix.SYS_WRITEV, unix.SYS_PWRITE64, unix.SYS_PWRITEV, unix.SYS_PWRITEV2:
+		return true
+	}
+	return false
+}
+
+// exitDuringWrite records the exit of a write that completed in the
+// kernel when the thread was killed (SIGKILL, another thread's exit)
+// before its syscall-exit stop: what it wrote reached the output, so
+// replay must reproduce it. The registers at the exit event hold the
+// call's result (the original -ENOSYS if it never ran).
+func (r *recorder) exitDuringWrite(t *task) error {
+	if t.state != stKernel || t.dying || !isWrite(t.sysno) {
+		return nil
+	}
+	regs, err := ptrace.GetRegs(t.tid)
+	if err != nil || int64(regs[ptrace.RAX]) <= 0 {
+		return nil
+	}
+	return r.onExit(t)
 }
 
 // cloneFlags returns the flags of the clone-family call t is in and the
@@ -458,6 +583,11 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 			return fmt.Errorf("new task %d: %w", ctid, err)
 		}
 		if st.Kind == ptrace.StopExited {
+			if r.shutdown {
+				// Killed at birth by terminate; its parent dies too.
+				parent.state = stKernel
+				return r.lost(parent, ptrace.Resume(parent.tid, ptrace.Syscall, 0))
+			}
 			return fmt.Errorf("new task %d died before its first stop", ctid)
 		}
 	}

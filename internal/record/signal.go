@@ -1,7 +1,9 @@
 package record
 
 import (
+	"errors"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -31,8 +33,17 @@ func (r *recorder) onSignal(t *task, sig int) error {
 	t.at = atSignal
 	si, err := ptrace.GetSigInfo(t.tid)
 	if err != nil {
-		// A group-stop: gorr does not stop tracees for job control.
+		// A group-stop (the kernel reports one per thread of a process
+		// that a stop signal stopped): the thread stays stopped until a
+		// SIGCONT reaches its process (continueStopped). Replay needs no
+		// event: the stop shows only in wait results and SIGCHLDs, which
+		// are recorded.
 		t.pendingSig = 0
+		t.state = stStopped
+		r.stopped++
+		if t.tid == r.initial && r.tty != nil {
+			r.stopLikeTracee()
+		}
 		return nil
 	}
 	regs, err := ptrace.GetRegs(t.tid)
@@ -59,6 +70,45 @@ func (r *recorder) onSignal(t *task, sig int) error {
 		return nil
 	}
 	return r.deliver(t, sig, &si, &regs)
+}
+
+// SigStopped marks a signal event whose delivery stopped the process
+// (job control); replay does nothing for it.
+const SigStopped = 1 << 3
+
+// stopLikeTracee stops gorr when the initial process stopped (Ctrl-Z):
+// gorr gives the terminal back to its own group and stops, so that its
+// shell sees the job stop. When the shell continues gorr (fg), gorr hands
+// the terminal to the tracee's group again and passes the SIGCONT on.
+func (r *recorder) stopLikeTracee() {
+	restoreForeground(r.tty)
+	_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
+	// Continued.
+	if fg, err := unix.IoctlGetInt(int(r.tty.Fd()), unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
+		_ = unix.IoctlSetPointerInt(int(r.tty.Fd()), unix.TIOCSPGRP, r.initial)
+	}
+	_ = unix.Kill(-r.initial, unix.SIGCONT)
+}
+
+// continueStopped lets the group-stopped threads of every process that a
+// SIGCONT has reached run again (it is still pending: the thread that
+// takes it reports it as a signal, recorded as usual). Under PTRACE_TRACEME
+// the kernel wakes no traced thread for SIGCONT, so gorr looks for it.
+func (r *recorder) continueStopped() {
+	for _, t := range r.tasks {
+		if t.state != stStopped || tracee.PendingSignals(t.tid)&(1<<(unix.SIGCONT-1)) == 0 {
+			continue
+		}
+		tgid := tracee.Tgid(t.tid)
+		// Another thread of the group may hold the SIGCONT; all go on.
+		for _, o := range r.tasks {
+			if o.state == stStopped && tracee.Tgid(o.tid) == tgid {
+				o.state = stReady
+				o.at = atSignal
+				r.stopped--
+			}
+		}
+	}
 }
 
 // emulateInstruction handles rdtsc, rdtscp and cpuid trapped by
@@ -136,16 +186,47 @@ func (r *recorder) deliver(t *task, sig int, si *ptrace.SigInfo, regs *trace.Reg
 			return err
 		}
 	case act == linux.Stop && !ignored:
-		return &UnsupportedError{Tid: t.tid, Name: "job-control stop by " + linux.SignalName(sig),
-			Reason: "stopping a recorded process (SIGSTOP, SIGTSTP, SIGTTIN, SIGTTOU) is not supported yet"}
+		// Delivered for real: the kernel stops the whole process (and
+		// tells its parent); the threads' group-stops follow.
+		ev.Flags |= SigStopped
+		t.pendingSig = sig
 	case ignored || act == linux.Ignore || act == linux.Continue:
 		ev.Flags |= SigIgnored
 		t.pendingSig = 0
+	case tracee.ContainerInit(t.tid):
+		return r.deliverToInit(t, sig, si, ev)
 	default:
 		ev.Flags |= SigFatal
 		t.pendingSig = sig
 	}
 	return r.emit(ev)
+}
+
+// deliverToInit handles a signal whose default action is fatal sent to
+// the init of a PID namespace. The kernel discards it (init is protected)
+// unless the thread's own instruction raised it; but under ptrace that
+// protection is not lifted even then, and the fault would repeat forever.
+// As rr does, gorr records the death and lets the task go: untraced, the
+// instruction faults again and kills it (and with it the namespace).
+func (r *recorder) deliverToInit(t *task, sig int, si *ptrace.SigInfo, ev *trace.Event) error {
+	if !synchronous(si) {
+		ev.Flags |= SigIgnored
+		t.pendingSig = 0
+		return r.emit(ev)
+	}
+	ev.Flags |= SigFatal
+	if err := r.emit(ev); err != nil {
+		return err
+	}
+	if err := r.emit(&trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(sig)}); err != nil {
+		return err
+	}
+	err := ptrace.Detach(t.tid, 0)
+	r.remove(t)
+	if errors.Is(err, unix.ESRCH) {
+		return nil
+	}
+	return err
 }
 
 // enterHandler single-steps the signal delivery so the thread stops on

@@ -108,6 +108,11 @@ func (r *recorder) onEntry(t *task) error {
 		// tasks ran: wait for any task.
 	case sc != nil && !sc.MayBlock:
 		r.fast = t
+	case isWrite(nr) && r.stdioFlag(t, int(int32(a[0]))) != 0:
+		// A write to the recorder's stdout or stderr completes before
+		// anything else runs: the trace then orders such writes as they
+		// reached the output, and replay prints them in trace order.
+		r.fast = t
 	default:
 		// Give the call a chance to complete without blocking; if it
 		// does not, other tasks run while it sleeps. An unknown number

@@ -16,6 +16,8 @@ const (
 	// given by Regs (the registers before delivery). For a handled signal,
 	// Mem holds the signal frame, Regs2 the registers at handler entry and
 	// XState the extended state there. SigInfo is the 128-byte siginfo.
+	// Flags (record.Sig*): 1 handled, 2 ignored, 4 fatal, 8 stopped the
+	// process (job control; nothing to replay).
 	KindSignal
 	// KindExec: task Tid completed an execve; Maps describes the new
 	// address space, Mem the bytes of its non-file mappings and of file

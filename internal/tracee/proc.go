@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 )
 
 // status returns the value of one "Key:\tvalue" line of /proc/tid/status.
@@ -53,4 +54,28 @@ func IsZombie(tid int) bool {
 	}
 	k := bytes.LastIndexByte(b, ')')
 	return k >= 0 && k+2 < len(b) && (b[k+2] == 'Z' || b[k+2] == 'X')
+}
+
+// PendingSignals returns the signals pending for tid: its own (SigPnd)
+// and its thread group's (ShdPnd).
+func PendingSignals(tid int) uint64 {
+	var set uint64
+	for _, k := range []string{"SigPnd", "ShdPnd"} {
+		if v, ok := status(tid, k); ok {
+			m, _ := strconv.ParseUint(v, 16, 64)
+			set |= m
+		}
+	}
+	return set
+}
+
+// ContainerInit reports whether tid's process is the init (pid 1) of a
+// PID namespace of its own (the last NSpid entry is its pid there).
+func ContainerInit(tid int) bool {
+	v, ok := status(tid, "NSpid")
+	if !ok {
+		return false
+	}
+	f := strings.Fields(v)
+	return len(f) > 1 && f[len(f)-1] == "1"
 }
