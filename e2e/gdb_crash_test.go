@@ -1,0 +1,203 @@
+package e2e
+
+import (
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Going back from a crash the program raised itself.
+
+const assertProg = `#include <assert.h>
+#include <stdio.h>
+#include <sys/random.h>
+struct item { long count; long id; };
+static struct item items[8];
+__attribute__((noinline)) void bump(struct item *it, long by) {
+	long old = it->count;
+	it->count = old - by; /* line 8: the corrupting write */
+}
+__attribute__((noinline)) long total(void) {
+	long t = 0;
+	for (int i = 0; i < 8; i++) t += items[i].count;
+	return t;
+}
+int main(void) {
+	unsigned seed;
+	getrandom(&seed, sizeof seed, 0); setvbuf(stdout, 0, _IOLBF, 0);
+	for (int i = 0; i < 8; i++) { items[i].id = i; items[i].count = (seed >> i) & 7; }
+	struct item *item = &items[3];
+	long delta = 100 + (seed & 15);
+	long before = item->count;
+	printf("before %ld delta %ld\n", before, delta);
+	bump(item, delta); /* line 23 */
+	for (int k = 0; k < 300; k++) printf("total %ld\n", total() + k);
+	assert(item->count >= 0); /* line 25 */
+	return 0;
+}
+`
+
+// recordCrash compiles a C program (-O0 -g, -pthread) and records it
+// with the given arguments; the program may die of a signal.
+func recordCrash(t *testing.T, name, src string, args ...string) (traceDir string, rec Run) {
+	t.Helper()
+	dir := t.TempDir()
+	c := filepath.Join(dir, name+".c")
+	if err := writeFile(c, src); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, name)
+	if out, err := exec.Command("gcc", "-O0", "-g", "-pthread", "-o", bin, c).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	traceDir = filepath.Join(dir, "trace")
+	rec, err := run(ctx60(t), dir, "", gorrBin, append([]string{"record", "-o", traceDir, bin}, args...)...)
+	if err != nil {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	return traceDir, rec
+}
+
+// At the SIGABRT of a failed assert: reverse-stepi stays next to the
+// abort (the tgkill system call that raised it); watch -l on the broken
+// field and reverse-continue find the write that broke it (gdb shows the
+// recorded old and new values); reverse-finish goes to its caller, whose
+// locals read as recorded.
+func TestGDBReverseFromAbort(t *testing.T) {
+	needGDB(t)
+	traceDir, rec := recordCrash(t, "assertfail", assertProg)
+	m := regexp.MustCompile(`before (\d+) delta (\d+)`).FindStringSubmatch(string(rec.Stdout))
+	if m == nil || !strings.Contains(string(rec.Stderr), "Assertion") {
+		t.Fatalf("recorded: %v", rec)
+	}
+	out := gdbBatch(t, traceDir,
+		"continue", "reverse-stepi", "x/i $pc", "bt 1",
+		"stepi", "continue",
+		"frame function main", "watch -l item->count", "reverse-continue", "info line *$pc",
+		"delete", "reverse-finish", "info line *$pc", "print delta", "print before")
+	if strings.Count(out, "Program received signal SIGABRT") != 2 {
+		t.Fatalf("want the SIGABRT stop, then again after stepping forwards:\n%s", out)
+	}
+	if strings.Contains(out, "No more reverse-execution history") || strings.Contains(out, "E01") {
+		t.Fatalf("went back to the start (or failed):\n%s", out)
+	}
+	if !regexp.MustCompile(`=> 0x[0-9a-f]+ <[^>]*>:\s+syscall\n#0 .*pthread_kill`).MatchString(out) {
+		t.Fatalf("reverse-stepi from the abort did not stop at the tgkill system call:\n%s", out)
+	}
+	// before - delta is what the write stored, before what it replaced.
+	b, _ := strconv.Atoi(m[1])
+	d, _ := strconv.Atoi(m[2])
+	want := regexp.MustCompile(`Old value = ` + strconv.Itoa(b-d) + `\nNew value = ` + m[1] + `\n(?s:.*)in bump \(`)
+	if !want.MatchString(out) {
+		t.Fatalf("watch -l + reverse-continue did not find bump's write (old %d new %s):\n%s", b-d, m[1], out)
+	}
+	lines := regexp.MustCompile(`Line (\d+) of "[^"]*assertfail.c"`).FindAllStringSubmatch(out, -1)
+	if len(lines) != 2 || lines[0][1] != "8" || lines[1][1] != "23" {
+		t.Fatalf("want the write at line 8, then its call at line 23:\n%s", out)
+	}
+	vals := regexp.MustCompile(`(?m)^\$\d+ = (-?\d+)$`).FindAllStringSubmatch(out, -1)
+	if len(vals) != 2 || vals[0][1] != m[2] || vals[1][1] != m[1] {
+		t.Fatalf("want delta %s and before %s (recorded):\n%s", m[2], m[1], out)
+	}
+}
+
+const selfKillProg = `#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/random.h>
+#include <sys/syscall.h>
+static long counter;
+static pid_t main_tid;
+static const char *mode;
+static void *worker(void *arg) {
+	counter += (long)arg;   /* line 13 */
+	if (!strcmp(mode, "tabort")) abort();
+	if (!strcmp(mode, "tgkill")) syscall(SYS_tgkill, getpid(), main_tid, SIGTERM);
+	if (!strcmp(mode, "texit")) exit(3);
+	return 0;
+}
+int main(int argc, char **argv) {
+	unsigned seed;
+	getrandom(&seed, sizeof seed, 0);
+	mode = argv[1];
+	main_tid = syscall(SYS_gettid);
+	counter = seed & 0xff;  /* line 24 */
+	printf("counter %ld add %u\n", counter, seed >> 28);
+	fflush(stdout);
+	if (!strcmp(mode, "raise")) raise(SIGTERM);
+	if (!strcmp(mode, "kill")) kill(getpid(), SIGABRT);
+	if (!strcmp(mode, "exit")) exit(2);
+	pthread_t t;
+	pthread_create(&t, 0, worker, (void *)(long)(seed >> 28));
+	if (!strcmp(mode, "tgkill")) for (;;) pause();
+	pthread_join(t, 0);
+	return 0;
+}
+`
+
+// From each kind of stop a program causes itself (raise, kill of its
+// own pid, exit, abort in a thread, tgkill from another thread, exit in
+// a thread), and from the SIGKILL stop just before the process dies:
+// reverse-stepi goes one instruction back (to the system call), and a
+// watchpoint with reverse-continue finds the last write, in the thread
+// that made it.
+func TestGDBReverseFromSelfInflicted(t *testing.T) {
+	needGDB(t)
+	cases := []struct {
+		mode, stop, line string
+	}{
+		{"raise", "Program received signal SIGTERM", "24"},
+		{"kill", "Program received signal SIGABRT", "24"},
+		{"exit", "Program received signal SIGKILL", "24"},
+		{"tabort", "Thread 2 received signal SIGABRT", "13"},
+		{"tgkill", "Program received signal SIGTERM", "13"},
+		{"texit", "Thread 2 received signal SIGKILL", "13"},
+	}
+	for _, c := range cases {
+		t.Run(c.mode, func(t *testing.T) {
+			traceDir, rec := recordCrash(t, "selfkill", selfKillProg, c.mode)
+			m := regexp.MustCompile(`counter (\d+) add (\d+)`).FindStringSubmatch(string(rec.Stdout))
+			if m == nil {
+				t.Fatalf("recorded: %v", rec)
+			}
+			cmds := []string{"continue", "reverse-stepi", "x/i $pc"}
+			nsteps := 1
+			if c.stop != "Program received signal SIGKILL" && c.stop != "Thread 2 received signal SIGKILL" {
+				// Also from the stop before the exit that follows.
+				cmds = append(cmds, "continue", "continue", "reverse-stepi", "x/i $pc")
+				nsteps++
+			}
+			cmds = append(cmds, "watch -l counter", "reverse-continue", "info line *$pc")
+			out := gdbBatch(t, traceDir, cmds...)
+			if !strings.Contains(out, c.stop) {
+				t.Fatalf("no %q:\n%s", c.stop, out)
+			}
+			if strings.Contains(out, "No more reverse-execution history") || strings.Contains(out, "E01") {
+				t.Fatalf("went back to the start (or failed):\n%s", out)
+			}
+			steps := regexp.MustCompile(`=> 0x[0-9a-f]+ <[^>]*>:\s+syscall`).FindAllString(out, -1)
+			if len(steps) != nsteps {
+				t.Fatalf("reverse-stepi did not stop at the system call before the stop (%d of %d):\n%s", len(steps), nsteps, out)
+			}
+			line := regexp.MustCompile(`Line (\d+) of "[^"]*selfkill.c"`).FindStringSubmatch(out)
+			if line == nil || line[1] != c.line {
+				t.Fatalf("want the last write to counter at line %s:\n%s", c.line, out)
+			}
+			newv := m[1]
+			if c.line == "13" {
+				a, _ := strconv.Atoi(m[1])
+				b, _ := strconv.Atoi(m[2])
+				newv = strconv.Itoa(a + b)
+			}
+			if !strings.Contains(out, "Old value = "+newv+"\n") { // backwards: old is after the write
+				t.Fatalf("want the recorded value %s written:\n%s", newv, out)
+			}
+		})
+	}
+}
