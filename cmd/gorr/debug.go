@@ -41,8 +41,25 @@ class _GorrCommand(gdb.Command):
         self._name = name
     def invoke(self, arg, from_tty):
         gdb.write(_gorr_cmd(self._name, arg))
-for _n in ("when", "when-ticks", "when-tid", "when-end", "elapsed-time", "checkpoint"):
+for _n in ("when", "when-ticks", "when-tid", "when-end", "elapsed-time"):
     _GorrCommand(_n)
+def _gorr_where():
+    try:
+        f = gdb.selected_frame()
+        sal = f.find_sal()
+        where = "%s" % (f.name() or "0x%x" % f.pc())
+        if sal.symtab:
+            where += " at %s:%d" % (sal.symtab.filename, sal.line)
+        return where
+    except gdb.error:
+        return ""
+class _GorrCheckpoint(gdb.Command):
+    """checkpoint: remember this position (restart N goes back to it)."""
+    def __init__(self):
+        super().__init__("checkpoint", gdb.COMMAND_USER)
+    def invoke(self, arg, from_tty):
+        gdb.write(_gorr_cmd("checkpoint", arg.strip() or _gorr_where()))
+_GorrCheckpoint()
 class _GorrDelete(gdb.Command):
     """delete checkpoint N: forget an rr/gorr checkpoint."""
     def __init__(self):
