@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -231,5 +232,87 @@ func TestGDBRestartCheckpointThreads(t *testing.T) {
 	bts := regexp.MustCompile(`(?m)^#0 +(.*)$`).FindAllStringSubmatch(out, -1)
 	if len(bts) != 2 || !strings.Contains(bts[0][1], "worker (") || !strings.HasPrefix(strings.TrimPrefix(bts[1][1], "0x"), strings.Fields(cks[1][2])[0]) && !strings.Contains(bts[1][1], strings.Fields(cks[1][2])[0]) {
 		t.Fatalf("restart did not go to the checkpoints (%v):\n%s", bts, out)
+	}
+}
+
+const libdelLib = `#include <sys/random.h>
+long libvar;
+__attribute__((noinline)) long libfunc(long x) {
+	long r = x * 3 + libvar; /* line 4 */
+	return r;
+}
+void libinit(void) { getrandom(&libvar, sizeof libvar, 0); libvar &= 0xffff; }
+`
+
+const libdelMain = `#include <stdio.h>
+long libfunc(long);
+void libinit(void);
+extern long libvar;
+int main(void) {
+	libinit();
+	printf("libvar %ld r %ld\n", libvar, libfunc(7));
+	return 0;
+}
+`
+
+// gdb finds the symbols of a program and of its library that were
+// deleted after recording: with its default sysroot ("target:"), it
+// reads them through the server's host I/O (vFile), which serves the
+// copies captured in the trace; /proc/PID/maps is the recorded one.
+func TestGDBSymbolsOfDeletedBinary(t *testing.T) {
+	needGDB(t)
+	dir := t.TempDir()
+	build := filepath.Join(dir, "build")
+	if err := os.Mkdir(build, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, src := range map[string]string{"libdel.c": libdelLib, "main.c": libdelMain} {
+		if err := writeFile(filepath.Join(build, name), src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lib, bin := filepath.Join(build, "libdel.so"), filepath.Join(build, "deleted")
+	for _, args := range [][]string{
+		{"-O0", "-g", "-shared", "-fPIC", "-o", lib, filepath.Join(build, "libdel.c")},
+		{"-O0", "-g", "-o", bin, filepath.Join(build, "main.c"), lib, "-Wl,-rpath," + build},
+	} {
+		if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc: %v\n%s", err, out)
+		}
+	}
+	traceDir := filepath.Join(dir, "trace")
+	rec, err := run(ctx60(t), dir, "", gorrBin, "record", "-o", traceDir, bin)
+	m := regexp.MustCompile(`libvar (\d+) r (\d+)`).FindStringSubmatch(string(rec.Stdout))
+	if err != nil || rec.Code != 0 || m == nil {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	if err := os.RemoveAll(build); err != nil {
+		t.Fatal(err)
+	}
+	lines := startDebugServer(t, traceDir)
+	addr := regexp.MustCompile(`target extended-remote (127\.0\.0\.1:\d+)`).FindStringSubmatch(strings.Join(lines, "\n"))
+	if addr == nil {
+		t.Fatalf("launch lines: %q", lines)
+	}
+	// No executable on the command line, gdb's own sysroot.
+	out, _ := exec.CommandContext(ctx60(t), "gdb", "-batch", "-nx", "-ex", "set breakpoint pending on",
+		"-ex", "target extended-remote "+addr[1], "-ex", "break libfunc", "-ex", "continue",
+		"-ex", "bt 2", "-ex", "print libvar", "-ex", "info line *$pc", "-ex", "info sharedlibrary", "-ex", "info proc mappings",
+		"-ex", "kill").CombinedOutput()
+	s := string(out)
+	if !strings.Contains(s, "libfunc (x=7) at ") || !strings.Contains(s, "main () at ") {
+		t.Fatalf("no symbols for the deleted program and library:\n%s", s)
+	}
+	if !strings.Contains(s, "$1 = "+m[1]+"\n") {
+		t.Fatalf("libvar: want %s (recorded):\n%s", m[1], s)
+	}
+	if !regexp.MustCompile(`Line 4 of "[^"]*libdel.c"`).MatchString(s) {
+		t.Fatalf("no line information for the library:\n%s", s)
+	}
+	if !regexp.MustCompile(`Yes .*` + regexp.QuoteMeta(lib)).MatchString(s) {
+		t.Fatalf("the library's symbols were not read:\n%s", s)
+	}
+	if !strings.Contains(s, lib+"\n") || !strings.Contains(s, "[stack]") || strings.Contains(s, "unable to open /proc file") {
+		t.Fatalf("want the recorded mappings (the library, the stack):\n%s", s)
 	}
 }

@@ -81,7 +81,11 @@ func (f *fakeSession) DiversionRestored() bool                       { return tr
 func (f *fakeSession) WriteRegs(int32, trace.Regs, []byte) error     { return errors.New("read-only") }
 func (f *fakeSession) WriteMem(uint64, []byte) error                 { return errors.New("read-only") }
 func (f *fakeSession) DivResume(bool, int) (replay.DebugStop, error) { return f.stop(100), nil }
-func (f *fakeSession) Close()                                        {}
+func (f *fakeSession) CapturedFile(path string) (string, bool)       { return "", false }
+func (f *fakeSession) ProcMaps() ([]byte, error) {
+	return []byte("00400000-00401000 r-xp 00000000 00:00 1    /bin/true\n"), nil
+}
+func (f *fakeSession) Close() {}
 
 // rawClient speaks to a server over a pipe, byte by byte.
 type rawClient struct {

@@ -39,6 +39,7 @@ type Server struct {
 	hw map[uint64]bool
 	// ckptWhere describes each checkpoint for info checkpoints.
 	ckptWhere map[int]string
+	files     map[int]*hostFile // open vFile descriptors (hostio.go)
 }
 
 // New prepares a server for a session stopped at first.
@@ -73,6 +74,7 @@ func (s *Server) ServeListener(l net.Listener) error {
 // that an interrupt (Ctrl-C in gdb) reaches a request that is running.
 func (s *Server) Serve(rw io.ReadWriter) error {
 	s.conn = gdbrsp.NewConn(rw)
+	defer s.closeHostFiles()
 	for !s.conn.NoAck() {
 		data, err := s.conn.ReadPacket()
 		if errors.Is(err, gdbrsp.ErrInterrupt) {
@@ -292,12 +294,18 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 	case gdbrsp.ReadRegister:
 		return s.readRegs(s.pick(p.Thread), int(p.Reg)), false
 	case gdbrsp.ReadMemory:
+		if s.exited {
+			return gdbrsp.Error(1), false // no process
+		}
 		b, err := s.sess.ReadMem(p.Addr, int(min(p.Len, 1<<20)))
 		if err != nil {
 			return gdbrsp.Error(1), false
 		}
 		return gdbrsp.EncodeHex(b), false
 	case gdbrsp.ReadMemoryBinary:
+		if s.exited {
+			return gdbrsp.Error(1), false
+		}
 		b, err := s.sess.ReadMem(p.Addr, int(min(p.Len, 1<<20)))
 		if err != nil && p.Len > 0 {
 			return gdbrsp.Error(1), false
@@ -382,6 +390,8 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 		return s.vrun(p), false
 	case gdbrsp.RRCmd:
 		return s.rrcmd(p), false
+	case gdbrsp.VFile:
+		return s.hostIO(p), false
 	case gdbrsp.Detach:
 		s.endDiversion()
 		return gdbrsp.Ok(), true
@@ -472,6 +482,11 @@ func (s *Server) xfer(p gdbrsp.XferRead) []byte {
 		}
 		data = []byte(doc)
 	case "auxv":
+		if s.exited {
+			// No process: gdb 13 crashed in info sharedlibrary when it
+			// got the auxv of a process that had exited.
+			return gdbrsp.Error(1)
+		}
 		data = s.auxv
 	case "exec-file":
 		data = []byte(s.exe)

@@ -18,6 +18,9 @@ type Session interface {
 	ExecFile() (captured, original string)
 	EventCount() uint64
 	ElapsedTime() time.Duration
+	// Files as the recorded program saw them (hostio.go).
+	CapturedFile(path string) (string, bool)
+	ProcMaps() ([]byte, error)
 
 	// Going forwards and backwards.
 	Continue() (replay.DebugStop, error)

@@ -104,6 +104,9 @@ type Session struct {
 	w     *ptraceWorker // the thread that traces every process of the session
 	snaps *snapshots    // snapshot.go
 
+	// mapEv: the mappings the debugged process made (files.go).
+	mapEv *mapEvents
+
 	// interrupt asks the running replay to stop at the next event
 	// (Interrupt: gdb's Ctrl-C).
 	interrupt atomic.Bool
@@ -170,6 +173,7 @@ type debugState struct {
 	// in the same event is the signal killing the process).
 	sigStopAt  uint64
 	sigStopTid int32
+	maps       *mapEvents // the session's (files.go)
 }
 
 type hitKey struct {
@@ -181,7 +185,7 @@ type hitKey struct {
 // at the first instruction of the recorded program.
 func StartSession(opts Options) (*Session, DebugStop, error) {
 	s := &Session{opts: opts, user: map[uint64]bool{}, ever: map[uint64]bool{}, ckpts: map[int]Pos{},
-		ckptAt: map[int]uint64{}, snaps: newSnapshots(opts.Snapshots)}
+		ckptAt: map[int]uint64{}, snaps: newSnapshots(opts.Snapshots), mapEv: newMapEvents()}
 	var err error
 	if s.w, err = newPtraceWorker(opts.BindCPU); err != nil {
 		return nil, DebugStop{}, err
@@ -221,7 +225,7 @@ func (s *Session) startRunFrom(g *goal, sn *snapshot) (DebugStop, error) {
 	rp := &replayer{opts: opts, q: queue{r: rd}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}, echoFrom: s.shown,
 		procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}, stub: s.w.stub, snaps: s.snaps}
 	rp.dbg = &debugState{r: r, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g,
-		interrupt: &s.interrupt}
+		interrupt: &s.interrupt, maps: s.mapEv}
 	for a := range s.user {
 		rp.dbg.user[a] = true
 	}

@@ -508,6 +508,7 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 			d.stepTask = g.target.Tid
 		}
 	}
+	rp.noteMaps(ev) // files.go
 	if stop == nil {
 		return nil
 	}
