@@ -209,3 +209,112 @@ func buildDelveProg(t *testing.T, src string) string {
 	}
 	return bin
 }
+
+const delvePanicProg = `package main
+
+import (
+	"fmt"
+	"math/rand"
+)
+
+type item struct{ count int }
+
+var items []*item
+
+//go:noinline
+func corrupt(it *item, by int) {
+	it.count -= by // line 14
+}
+
+//go:noinline
+func check(it *item) {
+	if it.count < 0 {
+		panic(fmt.Sprintf("negative count %d", it.count)) // line 20
+	}
+}
+
+func main() {
+	for i := 0; i < 4; i++ {
+		items = append(items, &item{count: rand.Intn(10)})
+	}
+	by := 100 + rand.Intn(50)
+	fmt.Println("by", by)
+	corrupt(items[2], by) // line 30
+	for _, it := range items {
+		check(it)
+	}
+}
+`
+
+// From a Go panic in Delve: rev next goes back through the panicking
+// function, rewind stops at an earlier breakpoint with the recorded
+// values, and after running on to the exit, rev step and rev stepout
+// come back into the program (Delve crashed there once: gorr answered
+// the stop before the exit with a position at the start of the
+// recording).
+func TestDelveReverseFromPanic(t *testing.T) {
+	dlv := findDelve(t)
+	allowDelve(t)
+	dir := t.TempDir()
+	bindir := rrOnPath(t, dir)
+	src := filepath.Join(dir, "prog", "main.go")
+	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, []byte(delvePanicProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prog", "go.mod"), []byte("module prog\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildDelveProg(t, src)
+	env := append(os.Environ(), "PATH="+bindir+":"+os.Getenv("PATH"), "NO_COLOR=1", "TERM=dumb")
+	traceDir := filepath.Join(dir, "trace")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rec := exec.CommandContext(ctx, filepath.Join(bindir, "rr"), "record", "-o", traceDir, bin)
+	rec.Env = env
+	var stderr strings.Builder
+	rec.Stderr = &stderr
+	recOut, _ := rec.Output()
+	by := regexp.MustCompile(`by (\d+)`).FindStringSubmatch(string(recOut))
+	count := regexp.MustCompile(`negative count (-\d+)`).FindStringSubmatch(stderr.String())
+	if by == nil || count == nil {
+		t.Fatalf("recorded: %q %q", recOut, stderr.String())
+	}
+	script := filepath.Join(dir, "cmds")
+	os.WriteFile(script, []byte(strings.Join([]string{
+		"continue", "rev next", "print it.count",
+		"break main.corrupt", "rewind", "print by", "clear 1",
+		"continue", "continue", "rev step", "rev stepout", "print it.count", "exit",
+	}, "\n")+"\n"), 0o644)
+	cmd := exec.CommandContext(ctx, dlv, "replay", traceDir, "--init", script, "--allow-non-terminal-interactive=true")
+	cmd.Env = env
+	cmd.Dir = filepath.Dir(src)
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
+	if ctx.Err() != nil {
+		t.Fatalf("dlv timed out:\n%s", out)
+	}
+	if err != nil || strings.Contains(out, "stepOutReverse") || strings.Contains(out, "no source for PC") || strings.Contains(out, "_rt0_amd64") {
+		t.Fatalf("Delve failed (%v):\n%s", err, out)
+	}
+	for _, want := range []string{
+		"[unrecovered-panic] runtime.fatalpanic()",
+		"[Breakpoint 1] main.corrupt() ./main.go:13",
+		"has exited",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q:\n%s", want, out)
+		}
+	}
+	// rev next from the panic, and rev stepout after the exit, both land
+	// in check at the panic's line, where it.count is the recorded one.
+	if n := strings.Count(out, "> main.check() ./main.go:20"); n != 2 {
+		t.Fatalf("want main.check at line 20 twice, got %d:\n%s", n, out)
+	}
+	vals := regexp.MustCompile(`(?m)^(-?\d+)$`).FindAllString(out, -1)
+	if strings.Join(vals, " ") != count[1]+" "+by[1]+" "+count[1] {
+		t.Fatalf("want it.count %s, by %s, it.count %s; Delve printed %v:\n%s", count[1], by[1], count[1], vals, out)
+	}
+}

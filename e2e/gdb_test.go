@@ -132,14 +132,17 @@ func TestDebugServerLaunchLines(t *testing.T) {
 		!regexp.MustCompile(`^  'gdb' '-l' '10000' '-ex' 'set sysroot /' '-ex' 'target extended-remote 127\.0\.0\.1:\d+' '/.+'$`).MatchString(lines[1]) {
 		t.Fatalf("launch lines: %q", lines)
 	}
+	if len(lines) < 3 || !strings.Contains(lines[2], "gorr gdbinit") {
+		t.Errorf("the launch lines should say how to get rr's commands: %q", lines)
+	}
 	if !bytes.Contains([]byte(lines[1]), []byte(traceDir)) {
 		t.Errorf("the executable should be the copy captured in the trace: %s", lines[1])
 	}
 }
 
 // startDebugServer runs `gorr replay --dbgport=0 TRACE` (killed when the
-// test ends, at the latest after 60 s) and returns the two launch lines
-// it prints.
+// test ends, at the latest after 60 s) and returns the launch lines it
+// prints (rr's two, and gorr's line about gdbinit).
 func startDebugServer(t *testing.T, traceDir string) []string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -157,7 +160,7 @@ func startDebugServer(t *testing.T, traceDir string) []string {
 	})
 	sc := bufio.NewScanner(stderr)
 	var lines []string
-	for len(lines) < 2 && sc.Scan() {
+	for len(lines) < 3 && sc.Scan() {
 		lines = append(lines, sc.Text())
 	}
 	return lines

@@ -16,58 +16,6 @@ import (
 	"github.com/gorr-debugger/gorr/internal/replay"
 )
 
-// gdbInit defines rr's gdb commands on top of the qRRCmd packet.
-const gdbInit = `set pagination off
-set unwindonsignal on
-python
-import gdb
-def _gorr_cmd(name, arg=""):
-    tid = gdb.selected_thread().ptid[1] if gdb.selected_thread() else -1
-    pkt = "qRRCmd:%s:%d" % (name, tid)
-    if arg:
-        pkt += ":" + arg.encode().hex()
-    out = gdb.execute("maint packet " + pkt, to_string=True)
-    start = out.find('received: "')
-    if start < 0:
-        return out
-    hexs = out[start + len('received: "'):].split('"')[0]
-    try:
-        return bytes.fromhex(hexs).decode()
-    except ValueError:
-        return hexs
-class _GorrCommand(gdb.Command):
-    def __init__(self, name):
-        super().__init__(name, gdb.COMMAND_USER)
-        self._name = name
-    def invoke(self, arg, from_tty):
-        gdb.write(_gorr_cmd(self._name, arg))
-for _n in ("when", "when-ticks", "when-tid", "when-end", "elapsed-time", "checkpoint"):
-    _GorrCommand(_n)
-class _GorrDelete(gdb.Command):
-    """delete checkpoint N: forget an rr/gorr checkpoint."""
-    def __init__(self):
-        super().__init__("delete checkpoint", gdb.COMMAND_USER)
-    def invoke(self, arg, from_tty):
-        gdb.write(_gorr_cmd("delete checkpoint", arg.strip()))
-_GorrDelete()
-class _GorrInfoCheckpoints(gdb.Command):
-    """info checkpoints: list checkpoints."""
-    def __init__(self):
-        super().__init__("info checkpoints", gdb.COMMAND_STATUS)
-    def invoke(self, arg, from_tty):
-        gdb.write(_gorr_cmd("info checkpoints"))
-_GorrInfoCheckpoints()
-class _GorrRestart(gdb.Command):
-    """restart [N]: go back to the start, or to checkpoint N."""
-    def __init__(self):
-        super().__init__("restart", gdb.COMMAND_RUNNING)
-    def invoke(self, arg, from_tty):
-        # gdb's run remembers its arguments: always pass one (c0 = start).
-        gdb.execute("run c" + (arg.strip() or "0"), to_string=False)
-_GorrRestart()
-end
-`
-
 // debugReplay serves the replay to a debugger: with -s it prints rr's
 // launch lines and waits for one; otherwise it runs gdb itself.
 func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
@@ -142,6 +90,7 @@ func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
 	}
 	if serveOnly {
 		fmt.Fprintf(os.Stderr, "Launch debugger with\n  'gdb' '-l' '10000' '-ex' 'set sysroot /' '-ex' 'target extended-remote %s' '%s'\n", addr, exe)
+		fmt.Fprintf(os.Stderr, "(for rr's gdb commands, when, checkpoint, restart and the others: 'gorr gdbinit > FILE' and add '-x' 'FILE')\n")
 		if err := srv.ServeListener(l); err != nil {
 			return fatalf("replay: %v", err)
 		}

@@ -19,6 +19,7 @@ func commands() []command {
 	return []command{
 		{"record", "gorr record [OPTIONS] PROG [ARGS...]", "record PROG and its descendants into a new trace", cmdRecord},
 		{"replay", "gorr replay [OPTIONS] [TRACE] [-- GDB ARGS]", "replay a trace in gdb (-a: without a debugger)", cmdReplay},
+		{"gdbinit", "gorr gdbinit", "print the gdb script defining rr's commands (when, checkpoint, restart, ...)", cmdGdbinit},
 		{"ps", "gorr ps [TRACE]", "list the processes of a trace", cmdPs},
 		{"dump", "gorr dump [--json] [-r] [TRACE] [EVENTS...]", "print the events of a trace", cmdDump},
 		{"traceinfo", "gorr traceinfo [TRACE]", "print the trace header as JSON", cmdTraceinfo},
@@ -124,6 +125,7 @@ trace directory. Before anything runs, replay verifies the header and every
 captured file against the hashes written at record time (an error names
 the file that changed), and checks that this CPU has the CPUID features
 the trace needs.`,
+	"gdbinit":   "Prints the gdb commands gorr's gdb gets (rr's: when, when-ticks, when-tid, when-end, elapsed-time,\ncheckpoint, delete checkpoint, info checkpoints, restart [N], seek-event N), for a gdb\nstarted by hand against 'gorr replay -s PORT': gorr gdbinit > FILE; gdb -x FILE ...",
 	"ps":        "Lists PID, PPID, EXIT and CMD for every process of the trace.",
 	"dump":      "Prints every event (or those numbered in EVENTS: N, N-M). --json prints one JSON object per line; -r adds registers.",
 	"traceinfo": "Prints the trace header as JSON, after verifying the header and every captured\nfile against the hashes written at record time.",

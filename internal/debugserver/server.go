@@ -21,7 +21,7 @@ import (
 
 // Server serves one replay session to one debugger connection.
 type Server struct {
-	sess    *replay.Session
+	sess    Session
 	conn    *gdbrsp.Conn
 	stop    replay.DebugStop
 	gThread int32 // thread for register and memory requests (Hg)
@@ -37,10 +37,13 @@ type Server struct {
 	// hw holds the addresses of breakpoints gdb inserted as hardware ones
 	// (Z1): their stops say hwbreak. Both kinds are int3s underneath.
 	hw map[uint64]bool
+	// ckptWhere describes each checkpoint for info checkpoints.
+	ckptWhere map[int]string
+	files     map[int]*hostFile // open vFile descriptors (hostio.go)
 }
 
 // New prepares a server for a session stopped at first.
-func New(sess *replay.Session, first replay.DebugStop) *Server {
+func New(sess Session, first replay.DebugStop) *Server {
 	s := &Server{sess: sess, stop: first, gThread: first.Tid}
 	s.exe, _ = sess.ExecFile()
 	s.auxv = sess.Auxv()
@@ -71,10 +74,17 @@ func (s *Server) ServeListener(l net.Listener) error {
 // that an interrupt (Ctrl-C in gdb) reaches a request that is running.
 func (s *Server) Serve(rw io.ReadWriter) error {
 	s.conn = gdbrsp.NewConn(rw)
+	defer s.closeHostFiles()
 	for !s.conn.NoAck() {
 		data, err := s.conn.ReadPacket()
 		if errors.Is(err, gdbrsp.ErrInterrupt) {
 			continue // nothing runs
+		}
+		if badPacket(err) {
+			if err := s.refuse(err); err != nil {
+				return err
+			}
+			continue
 		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
@@ -101,7 +111,7 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 			case <-quit:
 				return
 			}
-			if err != nil && !errors.Is(err, gdbrsp.ErrInterrupt) {
+			if err != nil && !errors.Is(err, gdbrsp.ErrInterrupt) && !badPacket(err) {
 				return
 			}
 		}
@@ -110,6 +120,12 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 		p := <-in
 		if errors.Is(p.err, gdbrsp.ErrInterrupt) {
 			continue // nothing runs
+		}
+		if badPacket(p.err) {
+			if err := s.refuse(p.err); err != nil {
+				return err
+			}
+			continue
 		}
 		if p.err != nil {
 			if errors.Is(p.err, io.EOF) {
@@ -144,7 +160,7 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 				// all-stop mode, but some pipeline requests: answer them
 				// after this one, in order.
 				next = append(next, q)
-				if q.err != nil {
+				if q.err != nil && !badPacket(q.err) {
 					a := <-res
 					if a.done || a.err != nil {
 						return a.err
@@ -154,6 +170,12 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 			}
 		}
 		for _, q := range next {
+			if badPacket(q.err) {
+				if err := s.refuse(q.err); err != nil {
+					return err
+				}
+				continue
+			}
 			if q.err != nil {
 				if errors.Is(q.err, io.EOF) {
 					return nil
@@ -165,6 +187,24 @@ func (s *Server) Serve(rw io.ReadWriter) error {
 			}
 		}
 	}
+}
+
+// badPacket says whether err reports a packet the connection received
+// but could not take (too large, bad checksum in no-ack mode, malformed):
+// the session goes on after an error reply.
+func badPacket(err error) bool {
+	return errors.Is(err, gdbrsp.ErrPacketTooLarge) || errors.Is(err, gdbrsp.ErrBadChecksum) || errors.Is(err, gdbrsp.ErrMalformed)
+}
+
+// refuse answers a packet that could not be read with an error reply.
+// (In ack mode a bad checksum was NAKed by the connection, which waits
+// for the retransmission; this is for the others, and for no-ack mode,
+// where a NAK means nothing.)
+func (s *Server) refuse(err error) error {
+	if s.Log != nil {
+		fmt.Fprintf(s.Log, "gorr rsp: <- bad packet: %v\ngorr rsp: -> \"E01\"\n", err)
+	}
+	return s.conn.WritePacket(gdbrsp.Error(1))
 }
 
 // answer handles one packet and writes the reply.
@@ -221,6 +261,9 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 		}
 		return nil2(), false
 	case gdbrsp.SetThread:
+		if !s.knownThread(p.Thread) {
+			return gdbrsp.Error(1), false
+		}
 		if p.Op == 'g' && p.Thread.Tid > 0 {
 			s.gThread = int32(p.Thread.Tid)
 		}
@@ -234,7 +277,7 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 		return gdbrsp.Error(1), false
 	case gdbrsp.ThreadInfoFirst:
 		var ids []gdbrsp.ThreadID
-		for _, t := range s.sess.Threads() {
+		for _, t := range s.threads() {
 			ids = append(ids, s.threadID(t))
 		}
 		return gdbrsp.ThreadListReply(ids), false
@@ -251,12 +294,18 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 	case gdbrsp.ReadRegister:
 		return s.readRegs(s.pick(p.Thread), int(p.Reg)), false
 	case gdbrsp.ReadMemory:
+		if s.exited {
+			return gdbrsp.Error(1), false // no process
+		}
 		b, err := s.sess.ReadMem(p.Addr, int(min(p.Len, 1<<20)))
 		if err != nil {
 			return gdbrsp.Error(1), false
 		}
 		return gdbrsp.EncodeHex(b), false
 	case gdbrsp.ReadMemoryBinary:
+		if s.exited {
+			return gdbrsp.Error(1), false
+		}
 		b, err := s.sess.ReadMem(p.Addr, int(min(p.Len, 1<<20)))
 		if err != nil && p.Len > 0 {
 			return gdbrsp.Error(1), false
@@ -307,6 +356,11 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 	case gdbrsp.VContQuery:
 		return []byte("vCont;c;C;s;S"), false
 	case gdbrsp.VCont:
+		for _, a := range p.Actions {
+			if a.Thread != nil && !s.knownThread(*a.Thread) {
+				return gdbrsp.Error(1), false // never resume for a thread that is not there
+			}
+		}
 		if r, ok := s.divResume(vcontSignal(p)); ok {
 			return r, false
 		}
@@ -336,6 +390,8 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 		return s.vrun(p), false
 	case gdbrsp.RRCmd:
 		return s.rrcmd(p), false
+	case gdbrsp.VFile:
+		return s.hostIO(p), false
 	case gdbrsp.Detach:
 		s.endDiversion()
 		return gdbrsp.Ok(), true
@@ -354,6 +410,42 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 
 // nil2 is the empty reply: "not supported".
 func nil2() []byte { return []byte{} }
+
+// knownThread says whether t names the debugged process's threads: all
+// or any of them, or one that exists now (a pid, when given, must be the
+// process's).
+func (s *Server) knownThread(t gdbrsp.ThreadID) bool {
+	if t.Multiprocess && t.Pid != gdbrsp.AllThreads && t.Pid != gdbrsp.AnyThread && t.Pid != int64(s.stop.Pid) {
+		return false
+	}
+	if t.Tid == gdbrsp.AllThreads || t.Tid == gdbrsp.AnyThread {
+		return true
+	}
+	if _, ok := s.sess.Diverted(); ok && int64(s.gThread) == t.Tid {
+		return true
+	}
+	for _, tid := range s.sess.Threads() {
+		if int64(tid) == t.Tid {
+			return true
+		}
+	}
+	return false
+}
+
+// threads lists the debugged process's threads in a stable order, the
+// leader first and then by thread id (creation order, mostly), so that a
+// debugger numbering them as it learns of them gets the same numbers
+// after a restart.
+func (s *Server) threads() []int32 {
+	ts := s.sess.Threads()
+	sort.Slice(ts, func(i, j int) bool {
+		if li, lj := ts[i] == s.stop.Pid, ts[j] == s.stop.Pid; li != lj {
+			return li
+		}
+		return ts[i] < ts[j]
+	})
+	return ts
+}
 
 func (s *Server) pick(t *gdbrsp.ThreadID) int32 {
 	if t != nil && t.Tid > 0 {
@@ -390,6 +482,11 @@ func (s *Server) xfer(p gdbrsp.XferRead) []byte {
 		}
 		data = []byte(doc)
 	case "auxv":
+		if s.exited {
+			// No process: gdb 13 crashed in info sharedlibrary when it
+			// got the auxv of a process that had exited.
+			return gdbrsp.Error(1)
+		}
 		data = s.auxv
 	case "exec-file":
 		data = []byte(s.exe)
@@ -417,7 +514,14 @@ func (s *Server) resume(step bool, tid int32) []byte {
 	if s.restarted {
 		s.restarted = false
 		if !step {
-			return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(s.stop.Tid)).Bytes()
+			// Where the restart went, with no signal (as rr reports it:
+			// gdb says "stopped", not "received signal SIGTRAP").
+			sig := uint8(0)
+			if s.stop.Kind == replay.StopExiting {
+				sig = uint8(unix.SIGKILL)
+			}
+			s.gThread = s.stop.Tid // gdb takes a stop's thread as the one Hg selected
+			return gdbrsp.NewStopReply(sig, s.threadID(s.stop.Tid)).Bytes()
 		}
 	}
 	if s.exited {
@@ -442,6 +546,11 @@ func (s *Server) resume(step bool, tid int32) []byte {
 
 func (s *Server) stopReply() []byte {
 	st := s.stop
+	if st.Tid != 0 {
+		// gdb takes the thread of a stop reply as the one register and
+		// memory requests go to, without an Hg (remote.c record_currthread).
+		s.gThread = st.Tid
+	}
 	switch st.Kind {
 	case replay.StopBreakpoint:
 		if s.hw[st.Addr] {
@@ -526,7 +635,16 @@ func (s *Server) vrun(p gdbrsp.VRun) []byte {
 	if st.Tid != 0 {
 		s.gThread = st.Tid
 	}
-	return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).Bytes()
+	// gdb takes vRun's stop for a new process and numbers its threads
+	// afresh from the one named here: name the leader, as a new process
+	// would, so the numbers stay; the continue that follows reports the
+	// thread the restart went to.
+	first := st.Tid
+	if ts := s.threads(); len(ts) > 0 {
+		first = ts[0]
+	}
+	s.gThread = first
+	return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(first)).Bytes()
 }
 
 // rrcmd answers rr's extension commands; replies are hex-encoded text.
@@ -535,6 +653,19 @@ func (s *Server) rrcmd(p gdbrsp.RRCmd) []byte {
 	switch strings.TrimSpace(p.Name) {
 	case "checkpoint":
 		n, pos := s.sess.Checkpoint()
+		where := ""
+		if len(p.Args) > 0 {
+			where = strings.TrimSpace(p.Args[0]) // the debugger's description (rr's rr-where)
+		}
+		if where == "" {
+			if regs, _, err := s.sess.Regs(s.stop.Tid); err == nil {
+				where = fmt.Sprintf("0x%x", regs[ptrace.RIP])
+			}
+		}
+		if s.ckptWhere == nil {
+			s.ckptWhere = map[int]string{}
+		}
+		s.ckptWhere[n] = where
 		out = fmt.Sprintf("Checkpoint %d at event %d\n", n, pos.Event)
 	case "delete checkpoint":
 		var n int
@@ -542,6 +673,7 @@ func (s *Server) rrcmd(p gdbrsp.RRCmd) []byte {
 			fmt.Sscanf(p.Args[0], "%d", &n)
 		}
 		if s.sess.DeleteCheckpoint(n) {
+			delete(s.ckptWhere, n)
 			out = fmt.Sprintf("Deleted checkpoint %d.\n", n)
 		} else {
 			out = fmt.Sprintf("No checkpoint number %d.\n", n)
@@ -555,8 +687,7 @@ func (s *Server) rrcmd(p gdbrsp.RRCmd) []byte {
 		}
 		sort.Ints(ids)
 		for _, id := range ids {
-			p := cks[id]
-			out += fmt.Sprintf("%d\t%d\t0x%x\n", id, p.Event, p.Regs[ptrace.RIP])
+			out += fmt.Sprintf("%d\t%d\t%s\n", id, cks[id].Event, s.ckptWhere[id])
 		}
 	case "when":
 		out = fmt.Sprintf("Completed event: %d\n", s.stop.Event)

@@ -104,6 +104,9 @@ type Session struct {
 	w     *ptraceWorker // the thread that traces every process of the session
 	snaps *snapshots    // snapshot.go
 
+	// mapEv: the mappings the debugged process made (files.go).
+	mapEv *mapEvents
+
 	// interrupt asks the running replay to stop at the next event
 	// (Interrupt: gdb's Ctrl-C).
 	interrupt atomic.Bool
@@ -166,6 +169,11 @@ type debugState struct {
 	// whether the pending step was asked by the user.
 	rw       rwState
 	userStep bool
+	// The last signal stop: its event and thread (an exit that follows
+	// in the same event is the signal killing the process).
+	sigStopAt  uint64
+	sigStopTid int32
+	maps       *mapEvents // the session's (files.go)
 }
 
 type hitKey struct {
@@ -177,7 +185,7 @@ type hitKey struct {
 // at the first instruction of the recorded program.
 func StartSession(opts Options) (*Session, DebugStop, error) {
 	s := &Session{opts: opts, user: map[uint64]bool{}, ever: map[uint64]bool{}, ckpts: map[int]Pos{},
-		ckptAt: map[int]uint64{}, snaps: newSnapshots(opts.Snapshots)}
+		ckptAt: map[int]uint64{}, snaps: newSnapshots(opts.Snapshots), mapEv: newMapEvents()}
 	var err error
 	if s.w, err = newPtraceWorker(opts.BindCPU); err != nil {
 		return nil, DebugStop{}, err
@@ -217,7 +225,7 @@ func (s *Session) startRunFrom(g *goal, sn *snapshot) (DebugStop, error) {
 	rp := &replayer{opts: opts, q: queue{r: rd}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}, echoFrom: s.shown,
 		procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}, stub: s.w.stub, snaps: s.snaps}
 	rp.dbg = &debugState{r: r, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g,
-		interrupt: &s.interrupt}
+		interrupt: &s.interrupt, maps: s.mapEv}
 	for a := range s.user {
 		rp.dbg.user[a] = true
 	}
@@ -595,46 +603,65 @@ func (rp *replayer) resumeStep(t *rtask) error {
 }
 
 // beforeExit reports the synthetic SIGKILL stop rr gives just before the
-// debugged process exits, so the user can still look around (and, later,
-// go backwards).
+// debugged process exits, so the user can still look around (and go
+// backwards).
 func (rp *replayer) beforeExit(t *rtask) error {
 	if rp.dbg == nil || !rp.dbg.started || t.proc != rp.debugProc() {
 		return nil
 	}
 	d := rp.dbg
 	here := Pos{Event: rp.n, Tid: t.rec, Addr: exitingAddr, Regs: rp.regsOf(t.rec)}
-	if g := d.goal; g != nil {
-		if g.kind != goalReach || g.target.Addr != exitingAddr || g.target.Event != rp.n || g.target.Tid != t.rec {
-			return nil
-		}
-		g.done = true
+	if d.sigStopAt == rp.n && d.sigStopTid == t.rec {
+		here.Killed = true
 	}
-	d.pos = here
-	_, err := rp.pause(DebugStop{Kind: StopExiting, Tid: t.rec})
-	return err
+	return rp.markedStop(here, DebugStop{Kind: StopExiting, Tid: t.rec})
 }
 
-// signalStop reports a fault (or abort) signal of the debugged process
-// before its delivery, as gdb expects ("Program received signal
+// signalStop reports a fault (or abort, or fatal) signal of the debugged
+// process before its delivery, as gdb expects ("Program received signal
 // SIGSEGV"), at the faulting instruction.
 func (rp *replayer) signalStop(t *rtask, sig int) error {
 	if rp.dbg == nil || !rp.dbg.started || t.proc != rp.debugProc() {
 		return nil
 	}
 	d := rp.dbg
+	d.sigStopAt, d.sigStopTid = rp.n, t.rec
 	here := Pos{Event: rp.n, Tid: t.rec, Addr: signalAddr, Regs: rp.regsOf(t.rec)}
+	return rp.markedStop(here, DebugStop{Kind: StopSignal, Tid: t.rec, Signal: sig})
+}
+
+// markedStop reports a stop at a position that is not an instruction
+// arrival (a signal about to be delivered, the process about to exit),
+// or advances the goal run passing it: a run to it stops there, and so
+// do a scan and a step count that have it as their target (going
+// backwards from such a stop must not look past it: what follows, the
+// exit unmapping watched memory say, is not before it).
+func (rp *replayer) markedStop(here Pos, st DebugStop) error {
+	d := rp.dbg
 	if g := d.goal; g != nil {
-		if g.kind != goalReach || g.target.Addr != signalAddr || g.target.Event != rp.n || g.target.Tid != t.rec {
-			if g.kind == goalScan && !g.baseReached && sig != 0 {
+		tg := g.target
+		isTarget := tg.Addr == here.Addr && tg.Event == here.Event && tg.Tid == here.Tid
+		switch {
+		case isTarget && g.kind == goalReach:
+			g.done = true
+		case isTarget && g.kind == goalScan && !g.baseReached:
+			g.baseReached, g.done = true, true
+			if w, ok := rp.watchChanged(); ok {
+				g.changedInTarget, g.changed = true, w
+			}
+			here = tg
+		case isTarget && g.kind == goalCountSteps && !g.toCall && g.baseReached:
+			g.done = true
+		default:
+			if g.kind == goalScan && !g.baseReached && here.Addr == signalAddr && st.Signal != 0 {
 				p := here
-				g.last = &p // a signal stop is a stop going backwards too
+				g.last, g.lastRW = &p, nil // a signal stop is a stop going backwards too
 			}
 			return nil
 		}
-		g.done = true
 	}
 	d.pos = here
-	_, err := rp.pause(DebugStop{Kind: StopSignal, Tid: t.rec, Signal: sig})
+	_, err := rp.pause(st)
 	return err
 }
 

@@ -264,7 +264,7 @@ func (rp *replayer) signal(ev *trace.Event) error {
 	if d := compareRegs(ev.Regs, &r); len(d) > 0 {
 		return rp.diverge(ev, "delivering "+signalName(int(ev.Signo)), d...)
 	}
-	if syncSignal(&si) || ev.Signo == int32(unix.SIGABRT) {
+	if syncSignal(&si) || ev.Signo == int32(unix.SIGABRT) || ev.Flags&4 != 0 { // faults, aborts and fatal signals stop
 		if err := rp.signalStop(t, int(ev.Signo)); err != nil {
 			return err
 		}

@@ -39,6 +39,9 @@ type Pos struct {
 	// Watch: the base is the Hits-th trigger of the watchpoint on Addr
 	// (counted like breakpoint arrivals; Regs are those after the access).
 	Watch bool
+	// Killed: at an exiting stop (Addr exitingAddr), the process dies of
+	// the signal whose stop is at the same event.
+	Killed bool
 }
 
 type goalKind int
@@ -505,6 +508,7 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 			d.stepTask = g.target.Tid
 		}
 	}
+	rp.noteMaps(ev) // files.go
 	if stop == nil {
 		return nil
 	}
@@ -579,7 +583,26 @@ func (s *Session) ReverseContinue() (DebugStop, error) {
 // ReverseStep goes back one instruction of the current thread.
 func (s *Session) ReverseStep() (DebugStop, error) {
 	cur := s.pos
+	if cur.Addr == exitingAddr && cur.Killed && cur.Steps == 0 {
+		// Dying of a signal: the instruction before is the one before
+		// the signal's stop.
+		cur.Addr, cur.Killed = signalAddr, false
+	}
 	switch {
+	case cur.Addr == signalAddr && cur.Steps == 0:
+		// A signal stop is at the instruction that faulted (or, for a
+		// signal sent by a system call, the one after it): count the
+		// thread's steps from the start of its run to the signal.
+		g := &goal{kind: goalCountSteps, target: cur, from: cur.Event - 1}
+		if _, err := s.startRun(g); err != nil && !isEnd(err) {
+			return DebugStop{}, err
+		}
+		if g.done && g.counted > 0 {
+			return s.startRun(&goal{kind: goalReach, target: Pos{Event: cur.Event - 1, Tid: cur.Tid, Steps: g.counted - 1}, stopKind: StopStep})
+		}
+		if !g.done {
+			return DebugStop{}, fmt.Errorf("replay did not reach the signal stop at event %d again", cur.Event)
+		}
 	case cur.Addr == exitingAddr && cur.Steps == 0:
 		// The stop just before the process exits is at its exit call:
 		// the instruction before is that call's syscall instruction, the
