@@ -165,7 +165,12 @@ func (rp *replayer) installPad(t *rtask, ev *trace.Event, n int, words []asyncpo
 	if uint64(got) != at {
 		return nil, nil, fmt.Errorf("pad mapped at 0x%x, wanted 0x%x", got, at)
 	}
-	pad, err := asyncpoint.Build(at, site, orig, ev.Regs, words)
+	id := pointIdentity(ev, words)
+	rp.logf("event %d: pad at 0x%x for site 0x%x: %d words, FPU %v, AVX %v, %d pages, skip %x", rp.n, at, site, len(id.Words), id.XState != nil, id.AVX, len(id.Pages), ev.Skip)
+	for _, p := range id.Pages {
+		rp.logf("  page %x ranges %v", p.Addr, p.Ranges)
+	}
+	pad, err := asyncpoint.BuildIdentity(at, site, orig, id)
 	if err == nil {
 		err = t.mem.WriteMem(at, pad.Code)
 	}
@@ -391,12 +396,24 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 			return []string{fmt.Sprintf("memory at 0x%x: recorded 0x%x, replay 0x%x", w.Addr, w.Value, v)}
 		}
 	}
-	if len(ev.XState) >= 416 {
-		if xs, err := ptrace.GetXState(t.real, 8192); err == nil && len(xs) >= 416 {
-			// MXCSR and xmm0-15 (x87 state and the last-instruction
-			// pointers are left out).
-			if !bytes.Equal(xs[24:28], ev.XState[24:28]) || !bytes.Equal(xs[160:416], ev.XState[160:416]) {
-				return []string{"SSE registers differ"}
+	if len(ev.XState) >= asyncpoint.OldXStateLen {
+		if xs, err := ptrace.GetXState(t.real, 8192); err == nil {
+			if d := asyncpoint.XStateDiff(ev.XState, xs); d != "" {
+				return []string{d}
+			}
+		}
+	}
+	for _, m := range ev.Mem {
+		if len(m.Data) != 4096 {
+			continue
+		}
+		pg := make([]byte, 4096)
+		if t.mem.ReadMem(m.Addr, pg) != nil {
+			return []string{fmt.Sprintf("memory page at 0x%x unreadable", m.Addr)}
+		}
+		for _, r := range asyncpoint.PageRanges(m.Addr, ev.Skip) {
+			if !bytes.Equal(pg[r[0]:r[1]], m.Data[r[0]:r[1]]) {
+				return []string{fmt.Sprintf("memory page at 0x%x differs", m.Addr)}
 			}
 		}
 	}
@@ -410,7 +427,7 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 		if ps.page != 0 {
 			lo, hi = ps.page, ps.page+asyncpoint.PadSize
 		}
-		sum, err := tracee.ChecksumExcept(t.real, t.mem, lo, hi)
+		sum, err := tracee.ChecksumSkip(t.real, t.mem, lo, hi, ev.Skip)
 		if err != nil {
 			return []string{"memory checksum: " + err.Error()}
 		}
@@ -431,7 +448,24 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 func (rp *replayer) checksumWithOrig(ps *pointSearch, lo, hi uint64) uint64 {
 	t := ps.t
 	_ = t.mem.WriteMem(ps.pad.Site, ps.padOrig)
-	sum, _ := tracee.ChecksumExcept(t.real, t.mem, lo, hi)
+	sum, _ := tracee.ChecksumSkip(t.real, t.mem, lo, hi, ps.ev.Skip)
 	_ = t.mem.WriteMem(ps.pad.Site, ps.pad.Jump)
 	return sum
+}
+
+// pointIdentity is what the pad for ev compares at native speed: the
+// registers, the identity words, the FPU and vector registers (traces
+// with the whole XSAVE area) and the recorded pages.
+func pointIdentity(ev *trace.Event, words []asyncpoint.Word) *asyncpoint.Identity {
+	id := &asyncpoint.Identity{Regs: ev.Regs, Words: words}
+	if len(ev.XState) > asyncpoint.OldXStateLen && ev.Regs[ptrace.EFLAGS]&0x400 == 0 {
+		id.XState = ev.XState
+		id.AVX = asyncpoint.HasAVX(ev.XState)
+		for _, m := range ev.Mem {
+			if len(m.Data) == 4096 && len(id.Pages) < asyncpoint.MaxPages {
+				id.Pages = append(id.Pages, asyncpoint.Page{Addr: m.Addr, Data: m.Data, Ranges: asyncpoint.PageRanges(m.Addr, ev.Skip)})
+			}
+		}
+	}
+	return id
 }
