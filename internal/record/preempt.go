@@ -32,6 +32,26 @@ const (
 	pointHandled                    // a stop of its own (fault, exit) was handled instead
 )
 
+// pointTaker takes asynchronous points in record: it moves a thread
+// stopped at an arbitrary instruction of user code to a point replay can
+// find again and records it. Its name goes into the trace header
+// (asyncpoint.Strategy*), and replay picks the matching pointFinder.
+type pointTaker interface {
+	Name() string
+	take(r *recorder, t *task) (pointResult, error)
+}
+
+// statePoints identifies points by the thread's whole state (asyncPoint).
+type statePoints struct{}
+
+func (statePoints) Name() string { return asyncpoint.StrategyState }
+
+func (statePoints) take(r *recorder, t *task) (pointResult, error) { return r.asyncPoint(t) }
+
+// takePoints is the strategy of this recorder (the only one without a
+// PMU); cmd/gorr writes its name into the header.
+var takePoints pointTaker = statePoints{}
+
 // asyncPoint moves t, stopped at an arbitrary instruction of user code,
 // to a point replay can find again and records it (a KindSched event).
 //
@@ -44,6 +64,7 @@ const (
 // whose registers repeat, a counter in memory tells iterations apart),
 // the SSE registers and a checksum of writable memory.
 func (r *recorder) asyncPoint(t *task) (pointResult, error) {
+	start := time.Now()
 	var run []asyncpoint.Insn
 	seen := map[uint64]int{}
 	words := map[uint64]int{} // word -> last step that touched it
@@ -71,7 +92,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 				// checks every arrival.
 				siteLen = 0
 			}
-			return pointTaken, r.emitPoint(t, &regs, siteLen, words, step)
+			return pointTaken, r.emitPoint(t, &regs, siteLen, words, step, start)
 		}
 		n := t.mem.ReadPartial(pc, code)
 		in, ok := asyncpoint.Decode(code[:n], pc, &regs)
@@ -87,7 +108,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			if s, l, ok := asyncpoint.ChooseSite(run[first:], asyncpoint.Targets(run), r.branchTargets(t), t.lastRegs[ptrace.RIP]); ok {
 				site, siteLen = s, l
 				if pc == site {
-					return pointTaken, r.emitPoint(t, &regs, siteLen, words, step)
+					return pointTaken, r.emitPoint(t, &regs, siteLen, words, step, start)
 				}
 			}
 		}
@@ -249,7 +270,7 @@ func (r *recorder) branchTargets(t *task) func(pc uint64) bool {
 
 // emitPoint records t's point: registers, up to maxWords of the memory
 // words touched most recently, SSE state and a memory checksum.
-func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[uint64]int, step int) error {
+func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[uint64]int, step int, start time.Time) error {
 	ev := &trace.Event{Kind: trace.KindSched, Tid: int32(t.tid), Regs: regs, Flags: uint64(siteLen), Result: int64(t.sc)}
 	for len(words) > 0 && len(ev.Mem) < maxWords {
 		best, bestStep := uint64(0), -1
@@ -272,7 +293,7 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[u
 	t0 := time.Now()
 	skip, full := r.inFlightOutputs(t)
 	if full {
-		sum, err := tracee.ChecksumSkip(t.tid, t.mem, 0, 0, skip)
+		sum, err := tracee.ChecksumSkip(t.tid, t.mem, 0, 0, skip, true)
 		if err != nil {
 			return fmt.Errorf("tid %d: checksum at a preemption point: %w", t.tid, err)
 		}
@@ -333,7 +354,7 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[u
 		seenPage[pg] = true
 		ev.Mem = append(ev.Mem, trace.MemWrite{Addr: pg, Data: buf})
 	}
-	r.logf("tid %d: point at 0x%x after %d steps (site %d bytes, %d words, checksum %v)", t.tid, regs[ptrace.RIP], step, siteLen, len(ev.Mem), time.Since(t0))
+	r.logf("tid %d: point at 0x%x after %d steps (site %d bytes, %d memory entries, checksum %v, point %v)", t.tid, regs[ptrace.RIP], step, siteLen, len(ev.Mem), time.Since(t0), time.Since(start))
 	if err := r.emit(ev); err != nil {
 		return err
 	}

@@ -43,10 +43,40 @@ type pointSearch struct {
 	lastDiffs []string // why the last examined arrival was not the point
 }
 
-// preempt replays a KindSched event: task Tid runs until it reaches the
-// recorded point (same instruction, registers, identity memory words,
-// SSE registers and memory checksum) and stops there.
+// pointFinder finds asynchronous points in replay, for the strategy the
+// trace header names (asyncpoint.Strategy*; record's pointTaker).
+type pointFinder interface {
+	find(rp *replayer, ev *trace.Event) error
+}
+
+// stateFinder finds points identified by state (findByState).
+type stateFinder struct{}
+
+func (stateFinder) find(rp *replayer, ev *trace.Event) error { return rp.findByState(ev) }
+
+// strategy is the point strategy of the trace being replayed.
+func (rp *replayer) strategy() string {
+	if rp.opts.Reader == nil {
+		return asyncpoint.StrategyState
+	}
+	return rp.opts.Reader.Header().PointStrategy
+}
+
+// preempt replays a KindSched event with the finder of the trace's
+// strategy.
 func (rp *replayer) preempt(ev *trace.Event) error {
+	s := rp.strategy()
+	if !asyncpoint.Known(s) {
+		return rp.diverge(ev, fmt.Sprintf("the trace's preemption points were taken by strategy %q, which this gorr cannot find", s))
+	}
+	var f pointFinder = stateFinder{}
+	return f.find(rp, ev)
+}
+
+// findByState replays a KindSched event: task Tid runs until it reaches
+// the recorded point (same instruction, registers, identity memory
+// words and pages, XSAVE area and memory checksum) and stops there.
+func (rp *replayer) findByState(ev *trace.Event) error {
 	t, err := rp.task(ev)
 	if err != nil {
 		return err
@@ -427,7 +457,7 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 		if ps.page != 0 {
 			lo, hi = ps.page, ps.page+asyncpoint.PadSize
 		}
-		sum, err := tracee.ChecksumSkip(t.real, t.mem, lo, hi, ev.Skip)
+		sum, err := tracee.ChecksumSkip(t.real, t.mem, lo, hi, ev.Skip, rp.strategy() == asyncpoint.StrategyState)
 		if err != nil {
 			return []string{"memory checksum: " + err.Error()}
 		}
@@ -448,7 +478,7 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 func (rp *replayer) checksumWithOrig(ps *pointSearch, lo, hi uint64) uint64 {
 	t := ps.t
 	_ = t.mem.WriteMem(ps.pad.Site, ps.padOrig)
-	sum, _ := tracee.ChecksumSkip(t.real, t.mem, lo, hi, ps.ev.Skip)
+	sum, _ := tracee.ChecksumSkip(t.real, t.mem, lo, hi, ps.ev.Skip, rp.strategy() == asyncpoint.StrategyState)
 	_ = t.mem.WriteMem(ps.pad.Site, ps.pad.Jump)
 	return sum
 }
