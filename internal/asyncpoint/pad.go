@@ -47,6 +47,25 @@ type Page struct {
 	Ranges [][2]int
 }
 
+// fromSP reorders the ranges of the stack page so that the bytes from
+// the stack pointer on (the current frame: an unoptimised loop's
+// variables) are compared first.
+func fromSP(ranges [][2]int, off int) [][2]int {
+	var hi, lo [][2]int
+	for _, r := range ranges {
+		switch {
+		case r[0] >= off:
+			hi = append(hi, r)
+		case r[1] <= off:
+			lo = append(lo, r)
+		default:
+			lo = append(lo, [2]int{r[0], off})
+			hi = append(hi, [2]int{off, r[1]})
+		}
+	}
+	return append(hi, lo...)
+}
+
 // PageRanges returns the parts of the page at pg outside the spans skip
 // (output buffers of system calls in flight), widened to whole qwords.
 func PageRanges(pg uint64, skip []trace.Span) [][2]int {
@@ -221,6 +240,49 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		a.emit(0x48, 0x39, 0xce)                      // cmp rsi, rcx
 		jneMiss()
 	}
+	// The pages: the current frame (256 bytes from rsp, where an
+	// unoptimised loop keeps its variables) right after the ymm
+	// registers, the rest after the x87 and SSE registers.
+	type cmpOp struct {
+		rec, at uint64
+		n       uint32
+	}
+	var early, late []cmpOp
+	for k, pg := range id.Pages {
+		if len(pg.Data) != 4096 || pg.Addr%4096 != 0 {
+			return nil, fmt.Errorf("pad page at 0x%x: %d bytes", pg.Addr, len(pg.Data))
+		}
+		off := pagesOff + 4096*k
+		put(off, pg.Data)
+		ranges := pg.Ranges
+		if ranges == nil {
+			ranges = [][2]int{{0, 4096}}
+		}
+		spOff := -1
+		if sp := regs[ptrace.RSP]; sp&^4095 == pg.Addr {
+			spOff = int(sp&4095) &^ 7
+			ranges = fromSP(ranges, spOff)
+		}
+		for _, r := range ranges {
+			if r[0]%8 != 0 || r[1]%8 != 0 || r[0] >= r[1] || r[1] > 4096 {
+				return nil, fmt.Errorf("pad page at 0x%x: bad range %v", pg.Addr, r)
+			}
+			if spOff >= 0 && r[0] >= spOff && r[0] < spOff+256 {
+				cut := min(r[1], spOff+256)
+				early = append(early, cmpOp{padAddr + uint64(off+r[0]), pg.Addr + uint64(r[0]), uint32(cut-r[0]) / 8})
+				r[0] = cut
+				if r[0] >= r[1] {
+					continue
+				}
+			}
+			late = append(late, cmpOp{padAddr + uint64(off+r[0]), pg.Addr + uint64(r[0]), uint32(r[1]-r[0]) / 8})
+		}
+	}
+	emitOps := func(ops []cmpOp) {
+		for _, o := range ops {
+			cmpsq(o.rec, o.at, o.n)
+		}
+	}
 	if fpu {
 		rec := id.XState
 		if id.AVX && len(rec) >= ymmOffset+ymmLen {
@@ -243,6 +305,8 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 				}
 			}
 		}
+		emitOps(early)
+		early = nil
 		put(fxRecOff, rec[:LegacyLen])
 		a.ripOp(padAddr+fxOff, 0x0f, 0xae, 0x05) // fxsave [rip+fx]
 		// FCW, FSW (dword at 0), FTW (byte at 4), MXCSR (dword at 24).
@@ -265,23 +329,8 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		}
 		cmpsq(padAddr+fxRecOff+160, padAddr+fxOff+160, 32) // xmm0-15
 	}
-	for k, pg := range id.Pages {
-		if len(pg.Data) != 4096 || pg.Addr%4096 != 0 {
-			return nil, fmt.Errorf("pad page at 0x%x: %d bytes", pg.Addr, len(pg.Data))
-		}
-		off := pagesOff + 4096*k
-		put(off, pg.Data)
-		ranges := pg.Ranges
-		if ranges == nil {
-			ranges = [][2]int{{0, 4096}}
-		}
-		for _, r := range ranges {
-			if r[0]%8 != 0 || r[1]%8 != 0 || r[0] >= r[1] || r[1] > 4096 {
-				return nil, fmt.Errorf("pad page at 0x%x: bad range %v", pg.Addr, r)
-			}
-			cmpsq(padAddr+uint64(off+r[0]), pg.Addr+uint64(r[0]), uint32(r[1]-r[0])/8)
-		}
-	}
+	emitOps(early)
+	emitOps(late)
 	restore := func() {
 		a.ripOp(padAddr+slotRCX, 0x48, 0x8b, 0x0d) // mov rcx, [slot]
 		a.ripOp(padAddr+slotRSI, 0x48, 0x8b, 0x35) // mov rsi, [slot]

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -117,7 +118,27 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 		}
 	}
 	var timedOut atomic.Bool
+	var pageDiffs []string
 	ps.timer = time.AfterFunc(pointDeadline, func() {
+		// What the pad's pages show when the time is up (read through
+		// /proc, as this goroutine is not the tracer thread).
+		if f, err := os.Open(fmt.Sprintf("/proc/%d/mem", t.real)); err == nil {
+			pg := make([]byte, 4096)
+			for _, m := range ev.Mem {
+				if len(m.Data) != 4096 {
+					continue
+				}
+				if _, err := f.ReadAt(pg, int64(m.Addr)); err == nil {
+					for o := 0; o < 4096; o += 8 {
+						if !bytes.Equal(pg[o:o+8], m.Data[o:o+8]) {
+							pageDiffs = append(pageDiffs, fmt.Sprintf("at the end of the time box, memory at 0x%x: recorded %x, replay %x", m.Addr+uint64(o), m.Data[o:o+8], pg[o:o+8]))
+							break
+						}
+					}
+				}
+			}
+			f.Close()
+		}
 		timedOut.Store(true)
 		_ = unix.Tgkill(tracee.Tgid(t.real), t.real, unix.SIGKILL)
 	})
@@ -135,6 +156,7 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 			r[ptrace.RIP], r[ptrace.RSP], r[ptrace.RAX], r[ptrace.RCX], r[ptrace.RDX], r[ptrace.RDI], r[ptrace.RSI], len(ps.words)))
 		var de *DivergenceError
 		if timedOut.Load() {
+			ps.lastDiffs = append(ps.lastDiffs, pageDiffs...)
 			err = rp.diverge(ev, fmt.Sprintf("thread did not reach its preemption point at 0x%x within %v", ps.site, pointDeadline), ps.lastDiffs...)
 		} else if errors.As(err, &de) {
 			de.What = fmt.Sprintf("thread did not reach its preemption point at 0x%x (%d arrivals there were not it): %s", ps.site, ps.arrivals, de.What)
