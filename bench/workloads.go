@@ -34,6 +34,55 @@ var workloads = []struct {
 	{"go-program", setupGoProgram},
 	{"compute-threads", setupComputeThreads},
 	{"spin-counter", setupSpinCounter},
+	{"alarm-buffer-O0", setupAlarmBuffer("-O0")},
+	{"alarm-buffer-O2", setupAlarmBuffer("-O2")},
+}
+
+const alarmBufferC = `#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+
+/* Rewrites a 64-byte buffer until SIGALRM arrives (10 times, every
+   20 ms): each signal is delivered at a point inside the hot loop. */
+static volatile sig_atomic_t ticks;
+static void on_alarm(int s) { (void)s; ticks++; }
+
+int main(void) {
+	static unsigned char buf[64];
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, 0);
+	struct itimerval it = {{0, 20000}, {0, 20000}};
+	setitimer(ITIMER_REAL, &it, 0);
+	unsigned long passes = 0;
+	while (ticks < 10) {
+		for (int i = 0; i < 64; i++) buf[i] = (unsigned char)(buf[i] * 31 + i + passes);
+		passes++;
+	}
+	unsigned sum = 0;
+	for (int i = 0; i < 64; i++) sum = sum * 131 + buf[i];
+	printf("%d %d\n", passes > 0, sum > 0);
+	return 0;
+}
+`
+
+// setupAlarmBuffer compiles, with optimisation opt, a loop rewriting a
+// 64-byte buffer until SIGALRM has arrived 10 times.
+func setupAlarmBuffer(opt string) setupFunc {
+	return func(dir string) (*workload, error) {
+		exe, err := compileC(dir, "alarm.c", alarmBufferC, opt)
+		if err != nil {
+			return nil, err
+		}
+		return &workload{
+			name: "alarm-buffer" + opt,
+			desc: "a loop rewriting a 64-byte buffer, interrupted by SIGALRM every 20 ms, 10 times (gcc " + opt + ")",
+			dir:  dir,
+			argv: []string{exe},
+		}, nil
+	}
 }
 
 const computeThreadsC = `#include <pthread.h>

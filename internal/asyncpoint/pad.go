@@ -11,15 +11,103 @@ import (
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// PadSize is the size of the page that holds a pad.
-const PadSize = 4096
+// MaxPages is the number of memory pages a pad compares at most.
+const MaxPages = 8
 
-// Offsets of the pad's save slots inside its page.
+// PadSize is the size of the mapping that holds a pad: a page of code,
+// a page of data (save slots, the thread's FXSAVE image and ymm upper
+// halves, their recorded values) and the recorded copies of up to
+// MaxPages pages of memory.
+const PadSize = (2 + MaxPages) * 4096
+
+// Offsets in the pad's mapping.
 const (
-	slotRAX   = 0xf00
-	slotR11   = 0xf08
-	slotFlags = 0xf10
+	codeMax   = 4096
+	dataOff   = 4096
+	slotRAX   = dataOff + 0x00
+	slotR11   = dataOff + 0x08
+	slotFlags = dataOff + 0x10
+	slotRCX   = dataOff + 0x18
+	slotRSI   = dataOff + 0x20
+	slotRDI   = dataOff + 0x28
+	probeOff  = dataOff + 0x40  // a byte lodsb reads to learn DF
+	fxOff     = dataOff + 0x100 // the thread's FXSAVE image (16-byte aligned)
+	fxRecOff  = dataOff + 0x300 // the recorded one
+	ymmOff    = dataOff + 0x500 // the thread's ymm upper halves
+	ymmRecOff = dataOff + 0x600 // the recorded ones
+	pagesOff  = 2 * 4096        // recorded page copies
 )
+
+// Page is a page of memory of a point's identity, as recorded.
+type Page struct {
+	Addr uint64 // page aligned
+	Data []byte // 4096 bytes
+	// Ranges are the parts of the page compared, [from, to) byte
+	// offsets that are multiples of 8 (nil: the whole page).
+	Ranges [][2]int
+}
+
+// fromSP reorders the ranges of the stack page so that the bytes from
+// the stack pointer on (the current frame: an unoptimised loop's
+// variables) are compared first.
+func fromSP(ranges [][2]int, off int) [][2]int {
+	var hi, lo [][2]int
+	for _, r := range ranges {
+		switch {
+		case r[0] >= off:
+			hi = append(hi, r)
+		case r[1] <= off:
+			lo = append(lo, r)
+		default:
+			lo = append(lo, [2]int{r[0], off})
+			hi = append(hi, [2]int{off, r[1]})
+		}
+	}
+	return append(hi, lo...)
+}
+
+// PageRanges returns the parts of the page at pg outside the spans skip
+// (output buffers of system calls in flight), widened to whole qwords.
+func PageRanges(pg uint64, skip []trace.Span) [][2]int {
+	out := [][2]int{{0, 4096}}
+	for _, s := range skip {
+		if s.Addr >= pg+4096 || s.Addr+s.Len <= pg {
+			continue
+		}
+		lo := int(max(s.Addr, pg)-pg) &^ 7
+		hi := (int(min(s.Addr+s.Len, pg+4096)-pg) + 7) &^ 7
+		var next [][2]int
+		for _, r := range out {
+			if r[1] <= lo || r[0] >= hi {
+				next = append(next, r)
+				continue
+			}
+			if r[0] < lo {
+				next = append(next, [2]int{r[0], lo})
+			}
+			if hi < r[1] {
+				next = append(next, [2]int{hi, r[1]})
+			}
+		}
+		out = next
+	}
+	return out
+}
+
+// Identity is what a pad compares at native speed before it traps: the
+// general registers, the memory words the loop touched, the x87 and SSE
+// registers and the upper halves of the ymm registers (when XState, the
+// recorded XSAVE area, has them: at least LegacyLen bytes; the AVX part
+// when it extends past HeaderEnd and the CPU uses AVX), and whole pages
+// of memory (the stack around rsp and the pages of the words). The
+// tracer checks everything else at the trap.
+type Identity struct {
+	Regs   *trace.Regs
+	Words  []Word
+	XState []byte
+	AVX    bool // compare the ymm upper halves (the CPU has AVX)
+	Pages  []Page
+}
 
 // Word is a memory word of a point's identity: the 8 bytes at Addr.
 type Word struct {
@@ -73,6 +161,15 @@ func (a *asm) ripOp(target uint64, op ...byte) {
 // original bytes are orig (whole instructions, at least JumpLen bytes),
 // to live at padAddr.
 func Build(padAddr, site uint64, orig []byte, regs *trace.Regs, words []Word) (*Pad, error) {
+	return BuildIdentity(padAddr, site, orig, &Identity{Regs: regs, Words: words})
+}
+
+// BuildIdentity generates the pad comparing id for a point at site.
+func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error) {
+	regs, words := id.Regs, id.Words
+	if len(id.Pages) > MaxPages {
+		return nil, fmt.Errorf("%d pages in a pad, at most %d", len(id.Pages), MaxPages)
+	}
 	if len(orig) < JumpLen {
 		return nil, fmt.Errorf("site at 0x%x is %d bytes, need %d", site, len(orig), JumpLen)
 	}
@@ -91,6 +188,9 @@ func Build(padAddr, site uint64, orig []byte, regs *trace.Regs, words []Word) (*
 	a.emit(0x9f)                               // lahf
 	a.emit(0x0f, 0x90, 0xc0)                   // seto al
 	a.ripOp(padAddr+slotFlags, 0x66, 0x89, 0x05)
+	a.ripOp(padAddr+slotRCX, 0x48, 0x89, 0x0d) // mov [slot], rcx
+	a.ripOp(padAddr+slotRSI, 0x48, 0x89, 0x35) // mov [slot], rsi
+	a.ripOp(padAddr+slotRDI, 0x48, 0x89, 0x3d) // mov [slot], rdi
 	for _, w := range words {
 		a.emit(0x49, 0xbb) // mov r11, imm64
 		a.u64(w.Addr)
@@ -114,12 +214,136 @@ func Build(padAddr, site uint64, orig []byte, regs *trace.Regs, words []Word) (*
 		}
 		jneMiss()
 	}
+	data := make([]byte, PadSize-dataOff)
+	put := func(off int, b []byte) { copy(data[off-dataOff:], b) }
+	// cmpsq compares n qwords at [rip+rec] with those at address at
+	// (rsi, rdi, rcx were saved; the direction flag was checked).
+	cmpsq := func(rec uint64, at uint64, n uint32) {
+		a.ripOp(rec, 0x48, 0x8d, 0x35) // lea rsi, [rip+rec]
+		a.emit(0x48, 0xbf)             // mov rdi, imm64
+		a.u64(at)
+		a.emit(0xb9) // mov ecx, n
+		a.u32(n)
+		a.emit(0xf3, 0x48, 0xa7) // repe cmpsq
+		jneMiss()
+	}
+	fpu := len(id.XState) >= LegacyLen
+	if fpu || len(id.Pages) > 0 {
+		// String compares need DF clear: lodsb tells which way it is
+		// (a set DF is not the point anyway when it was recorded clear).
+		if regs[ptrace.EFLAGS]&0x400 != 0 {
+			return nil, fmt.Errorf("point at 0x%x was recorded with the direction flag set", site)
+		}
+		a.ripOp(padAddr+probeOff, 0x48, 0x8d, 0x35)   // lea rsi, [rip+probe]
+		a.emit(0xac)                                  // lodsb
+		a.ripOp(padAddr+probeOff+1, 0x48, 0x8d, 0x0d) // lea rcx, [rip+probe+1]
+		a.emit(0x48, 0x39, 0xce)                      // cmp rsi, rcx
+		jneMiss()
+	}
+	// The pages: the current frame (256 bytes from rsp, where an
+	// unoptimised loop keeps its variables) right after the ymm
+	// registers, the rest after the x87 and SSE registers.
+	type cmpOp struct {
+		rec, at uint64
+		n       uint32
+	}
+	var early, late []cmpOp
+	for k, pg := range id.Pages {
+		if len(pg.Data) != 4096 || pg.Addr%4096 != 0 {
+			return nil, fmt.Errorf("pad page at 0x%x: %d bytes", pg.Addr, len(pg.Data))
+		}
+		off := pagesOff + 4096*k
+		put(off, pg.Data)
+		ranges := pg.Ranges
+		if ranges == nil {
+			ranges = [][2]int{{0, 4096}}
+		}
+		spOff := -1
+		if sp := regs[ptrace.RSP]; sp&^4095 == pg.Addr {
+			spOff = int(sp&4095) &^ 7
+			ranges = fromSP(ranges, spOff)
+		}
+		for _, r := range ranges {
+			if r[0]%8 != 0 || r[1]%8 != 0 || r[0] >= r[1] || r[1] > 4096 {
+				return nil, fmt.Errorf("pad page at 0x%x: bad range %v", pg.Addr, r)
+			}
+			if spOff >= 0 && r[0] >= spOff && r[0] < spOff+256 {
+				cut := min(r[1], spOff+256)
+				early = append(early, cmpOp{padAddr + uint64(off+r[0]), pg.Addr + uint64(r[0]), uint32(cut-r[0]) / 8})
+				r[0] = cut
+				if r[0] >= r[1] {
+					continue
+				}
+			}
+			late = append(late, cmpOp{padAddr + uint64(off+r[0]), pg.Addr + uint64(r[0]), uint32(r[1]-r[0]) / 8})
+		}
+	}
+	emitOps := func(ops []cmpOp) {
+		for _, o := range ops {
+			cmpsq(o.rec, o.at, o.n)
+		}
+	}
+	if fpu {
+		rec := id.XState
+		if id.AVX && len(rec) >= ymmOffset+ymmLen {
+			// The upper halves of ymm0-15 one at a time, so that a loop
+			// counting in one of them misses after a few instructions.
+			put(ymmRecOff, rec[ymmOffset:ymmOffset+ymmLen])
+			for i := uint64(0); i < 16; i++ {
+				// vextractf128 [rip+ymm+16i], ymm_i, 1
+				b1 := byte(0xe3)
+				if i >= 8 {
+					b1 = 0x63
+				}
+				a.emit(0xc4, b1, 0x7d, 0x19, 0x05|byte(i&7)<<3)
+				a.u32(rel32(a.pc()+5, padAddr+ymmOff+16*i))
+				a.emit(1)
+				for q := uint64(0); q < 16; q += 8 {
+					a.ripOp(padAddr+ymmOff+16*i+q, 0x48, 0x8b, 0x05)    // mov rax, [img]
+					a.ripOp(padAddr+ymmRecOff+16*i+q, 0x48, 0x3b, 0x05) // cmp rax, [rec]
+					jneMiss()
+				}
+			}
+		}
+		emitOps(early)
+		early = nil
+		put(fxRecOff, rec[:LegacyLen])
+		a.ripOp(padAddr+fxOff, 0x0f, 0xae, 0x05) // fxsave [rip+fx]
+		// FCW, FSW (dword at 0), FTW (byte at 4), MXCSR (dword at 24).
+		for _, o := range []uint64{0, 24} {
+			a.ripOp(padAddr+fxOff+o, 0x8b, 0x05)    // mov eax, [img]
+			a.ripOp(padAddr+fxRecOff+o, 0x3b, 0x05) // cmp eax, [rec]
+			jneMiss()
+		}
+		a.ripOp(padAddr+fxOff+4, 0x8a, 0x05)    // mov al, [img]
+		a.ripOp(padAddr+fxRecOff+4, 0x3a, 0x05) // cmp al, [rec]
+		jneMiss()
+		for i := uint64(0); i < 8; i++ { // st0-7: 10 bytes each
+			o := 32 + 16*i
+			a.ripOp(padAddr+fxOff+o, 0x48, 0x8b, 0x05)    // mov rax, [img]
+			a.ripOp(padAddr+fxRecOff+o, 0x48, 0x3b, 0x05) // cmp rax, [rec]
+			jneMiss()
+			a.ripOp(padAddr+fxOff+o+8, 0x66, 0x8b, 0x05)    // mov ax, [img]
+			a.ripOp(padAddr+fxRecOff+o+8, 0x66, 0x3b, 0x05) // cmp ax, [rec]
+			jneMiss()
+		}
+		cmpsq(padAddr+fxRecOff+160, padAddr+fxOff+160, 32) // xmm0-15
+	}
+	emitOps(early)
+	emitOps(late)
+	restore := func() {
+		a.ripOp(padAddr+slotRCX, 0x48, 0x8b, 0x0d) // mov rcx, [slot]
+		a.ripOp(padAddr+slotRSI, 0x48, 0x8b, 0x35) // mov rsi, [slot]
+		a.ripOp(padAddr+slotRDI, 0x48, 0x8b, 0x3d) // mov rdi, [slot]
+	}
+	restore()
 	trap := a.pc()
 	a.emit(0xcc)
 	miss := a.pc()
 	for _, off := range jnes {
 		binary.LittleEndian.PutUint32(a.b[off:], rel32(padAddr+uint64(off)+4, miss))
 	}
+	restore()
 	a.ripOp(padAddr+slotFlags, 0x66, 0x8b, 0x05) // mov ax, [flags slot]
 	a.emit(0x04, 0x7f)                           // add al, 0x7f: OF = (al == 1)
 	a.emit(0x9e)                                 // sahf
@@ -139,8 +363,12 @@ func Build(padAddr, site uint64, orig []byte, regs *trace.Regs, words []Word) (*
 	}
 	a.emit(0xe9) // jmp back
 	a.u32(rel32(a.pc()+4, site+uint64(len(orig))))
-	if len(a.b) > slotRAX {
+	if len(a.b) > codeMax {
 		return nil, fmt.Errorf("pad for %d words is too large", len(words))
+	}
+	if fpu || len(id.Pages) > 0 {
+		a.b = append(a.b, make([]byte, dataOff-len(a.b))...)
+		a.b = append(a.b, data...)
 	}
 	jump := make([]byte, len(orig))
 	jump[0] = 0xe9

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/asyncpoint"
+	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -31,6 +32,26 @@ const (
 	pointHandled                    // a stop of its own (fault, exit) was handled instead
 )
 
+// pointTaker takes asynchronous points in record: it moves a thread
+// stopped at an arbitrary instruction of user code to a point replay can
+// find again and records it. Its name goes into the trace header
+// (asyncpoint.Strategy*), and replay picks the matching pointFinder.
+type pointTaker interface {
+	Name() string
+	take(r *recorder, t *task) (pointResult, error)
+}
+
+// statePoints identifies points by the thread's whole state (asyncPoint).
+type statePoints struct{}
+
+func (statePoints) Name() string { return asyncpoint.StrategyState }
+
+func (statePoints) take(r *recorder, t *task) (pointResult, error) { return r.asyncPoint(t) }
+
+// takePoints is the strategy of this recorder (the only one without a
+// PMU); cmd/gorr writes its name into the header.
+var takePoints pointTaker = statePoints{}
+
 // asyncPoint moves t, stopped at an arbitrary instruction of user code,
 // to a point replay can find again and records it (a KindSched event).
 //
@@ -43,6 +64,7 @@ const (
 // whose registers repeat, a counter in memory tells iterations apart),
 // the SSE registers and a checksum of writable memory.
 func (r *recorder) asyncPoint(t *task) (pointResult, error) {
+	start := time.Now()
 	var run []asyncpoint.Insn
 	seen := map[uint64]int{}
 	words := map[uint64]int{} // word -> last step that touched it
@@ -70,7 +92,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 				// checks every arrival.
 				siteLen = 0
 			}
-			return pointTaken, r.emitPoint(t, &regs, siteLen, words, step)
+			return pointTaken, r.emitPoint(t, &regs, siteLen, words, step, start)
 		}
 		n := t.mem.ReadPartial(pc, code)
 		in, ok := asyncpoint.Decode(code[:n], pc, &regs)
@@ -86,7 +108,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			if s, l, ok := asyncpoint.ChooseSite(run[first:], asyncpoint.Targets(run), r.branchTargets(t), t.lastRegs[ptrace.RIP]); ok {
 				site, siteLen = s, l
 				if pc == site {
-					return pointTaken, r.emitPoint(t, &regs, siteLen, words, step)
+					return pointTaken, r.emitPoint(t, &regs, siteLen, words, step, start)
 				}
 			}
 		}
@@ -248,7 +270,7 @@ func (r *recorder) branchTargets(t *task) func(pc uint64) bool {
 
 // emitPoint records t's point: registers, up to maxWords of the memory
 // words touched most recently, SSE state and a memory checksum.
-func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[uint64]int, step int) error {
+func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[uint64]int, step int, start time.Time) error {
 	ev := &trace.Event{Kind: trace.KindSched, Tid: int32(t.tid), Regs: regs, Flags: uint64(siteLen), Result: int64(t.sc)}
 	for len(words) > 0 && len(ev.Mem) < maxWords {
 		best, bestStep := uint64(0), -1
@@ -264,19 +286,75 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[u
 		}
 	}
 	if xs, err := ptrace.GetXState(t.tid, r.xsaveSize); err == nil && len(xs) >= fxCompareLen {
-		ev.XState = xs[:fxCompareLen]
+		// The whole XSAVE area: x87, SSE, AVX upper halves, AVX-512
+		// and PKRU, whatever the CPU has (replay compares all of it).
+		ev.XState = xs
 	}
 	t0 := time.Now()
-	if !r.kernelMayWrite(t) {
-		sum, err := tracee.Checksum(t.tid, t.mem)
+	skip, full := r.inFlightOutputs(t)
+	if full {
+		sum, err := tracee.ChecksumSkip(t.tid, t.mem, 0, 0, skip, true)
 		if err != nil {
 			return fmt.Errorf("tid %d: checksum at a preemption point: %w", t.tid, err)
 		}
-		ev.Checksum = sum
+		ev.Checksum, ev.Skip = sum, skip
 	} else {
 		ev.StackSum = tracee.StackSum(t.tid, t.mem, regs[ptrace.RSP])
 	}
-	r.logf("tid %d: point at 0x%x after %d steps (site %d bytes, %d words, checksum %v)", t.tid, regs[ptrace.RIP], step, siteLen, len(ev.Mem), time.Since(t0))
+	// Whole pages the pad compares at native speed: the stack at rsp
+	// (where unoptimised loops keep their counters, and callers theirs)
+	// and the pages of the identity words (a counter a loop touches only
+	// now and then often sits beside the words it touches every time).
+	maps, _ := tracee.Maps(t.tid)
+	cand := []uint64{regs[ptrace.RSP] &^ 4095, regs[ptrace.RSP]&^4095 + 4096}
+	for _, m := range ev.Mem {
+		cand = append(cand, m.Addr&^4095)
+	}
+	for _, m := range ev.Mem {
+		cand = append(cand, m.Addr&^4095-4096, m.Addr&^4095+4096)
+	}
+	// The program's own globals: the writable pages of the file whose
+	// code the thread runs.
+	for _, m := range maps {
+		if m.Inode == 0 || regs[ptrace.RIP] < m.Start || regs[ptrace.RIP] >= m.End {
+			continue
+		}
+		for _, w := range maps {
+			if w.Inode == m.Inode && w.Dev == m.Dev && w.Prot&unix.PROT_WRITE != 0 && w.Size() <= 4*4096 {
+				for pg := w.Start; pg < w.End; pg += 4096 {
+					cand = append(cand, pg)
+				}
+			}
+		}
+		// .bss continues in the anonymous mapping right after the file.
+		for i, w := range maps {
+			if w.Inode == m.Inode && w.Dev == m.Dev && w.Prot&unix.PROT_WRITE != 0 && i+1 < len(maps) {
+				if b := maps[i+1]; b.Inode == 0 && b.Start == w.End && b.Prot&unix.PROT_WRITE != 0 && b.Size() <= 4*4096 && b.Name == "" {
+					for pg := b.Start; pg < b.End; pg += 4096 {
+						cand = append(cand, pg)
+					}
+				}
+			}
+		}
+		break
+	}
+	seenPage := map[uint64]bool{}
+	site := regs[ptrace.RIP]
+	for _, pg := range cand {
+		if len(seenPage) == asyncpoint.MaxPages || !full {
+			break
+		}
+		if seenPage[pg] || !pageWritable(maps, pg) || pg < site+uint64(siteLen) && site < pg+4096 {
+			continue
+		}
+		buf := make([]byte, 4096)
+		if t.mem.ReadMem(pg, buf) != nil {
+			continue
+		}
+		seenPage[pg] = true
+		ev.Mem = append(ev.Mem, trace.MemWrite{Addr: pg, Data: buf})
+	}
+	r.logf("tid %d: point at 0x%x after %d steps (site %d bytes, %d memory entries, checksum %v, point %v)", t.tid, regs[ptrace.RIP], step, siteLen, len(ev.Mem), time.Since(t0), time.Since(start))
 	if err := r.emit(ev); err != nil {
 		return err
 	}
@@ -306,15 +384,63 @@ func (r *recorder) deliverHeld(t *task) error {
 	return r.deliver(t, si.Signo(), &si, &regs)
 }
 
-// kernelMayWrite tells whether another thread of t's process is inside
-// a system call: the kernel may write its results (or clear a tid at
-// exit) into memory at any moment, while replay writes them at that
-// thread's event, so a memory checksum taken now is not reproducible.
-func (r *recorder) kernelMayWrite(t *task) bool {
+// inFlightOutputs returns the output buffers of the system calls other
+// threads of t's process are inside: the kernel may write them at any
+// moment, while replay writes them at those threads' exit events, so a
+// memory checksum leaves them out. ok is false when a call's buffers
+// are not known (an exit, which clears a tid word the recorder does not
+// know, or a call outside the table): the checksum is not taken then.
+func (r *recorder) inFlightOutputs(t *task) (skip []trace.Span, ok bool) {
 	tgid := tracee.Tgid(t.tid)
 	for _, o := range r.tasks {
-		if o != t && o.state == stKernel && tracee.Tgid(o.tid) == tgid {
-			return true
+		if o == t || o.state != stKernel || tracee.Tgid(o.tid) != tgid {
+			continue
+		}
+		if o.sc0 == nil || o.sysno == unix.SYS_EXIT || o.sysno == unix.SYS_EXIT_GROUP {
+			return nil, false
+		}
+		regions, err := inFlightRegions(o.sc0, linux.Args(ptrace.SyscallArgs(&o.entry)), o.mem)
+		if err != nil {
+			return nil, false
+		}
+		for _, g := range regions {
+			skip = append(skip, trace.Span{Addr: g.Addr, Len: g.Len})
+		}
+	}
+	return skip, true
+}
+
+// inFlightRegions bounds the output buffers of call sc (arguments a),
+// still in flight: a size given by the result is bounded by the
+// buffer's length argument (the next argument in every such call of the
+// table, the previous one for sched_getaffinity), custom rules see the
+// largest result.
+func inFlightRegions(sc *linux.Syscall, a linux.Args, m linux.MemReader) ([]linux.Region, error) {
+	bounded := *sc
+	bounded.Out = make([]linux.OutParam, len(sc.Out))
+	for i, p := range sc.Out {
+		if p.Size.Kind == linux.SizeRet {
+			n := p.Arg + 1
+			if sc.Name == "sched_getaffinity" {
+				n = p.Arg - 1
+			}
+			if n < 0 || n >= len(a) {
+				return nil, fmt.Errorf("%s: no length argument for output %d", sc.Name, p.Arg)
+			}
+			p.Size = linux.Size{Kind: linux.SizeArg, Arg: n, N: p.Size.N}
+		}
+		p.OnError = true
+		bounded.Out[i] = p
+	}
+	return bounded.OutputRegions(a, linux.MaxRegion, m)
+}
+
+// pageWritable tells whether the page at pg lies in a private writable
+// mapping.
+func pageWritable(maps []tracee.Map, pg uint64) bool {
+	for _, m := range maps {
+		if pg >= m.Start && pg < m.End {
+			return m.Prot&unix.PROT_WRITE != 0 && !m.Shared
 		}
 	}
 	return false

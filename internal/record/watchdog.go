@@ -105,7 +105,7 @@ func (r *recorder) preempt(t *task) error {
 		return r.lost(t, err)
 	}
 	if !r.atLastEvent(t, &regs) {
-		res, err := r.asyncPoint(t)
+		res, err := takePoints.take(r, t)
 		if err != nil {
 			return err
 		}

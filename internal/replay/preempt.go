@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"sync/atomic"
 	"time"
 
@@ -43,10 +44,40 @@ type pointSearch struct {
 	lastDiffs []string // why the last examined arrival was not the point
 }
 
-// preempt replays a KindSched event: task Tid runs until it reaches the
-// recorded point (same instruction, registers, identity memory words,
-// SSE registers and memory checksum) and stops there.
+// pointFinder finds asynchronous points in replay, for the strategy the
+// trace header names (asyncpoint.Strategy*; record's pointTaker).
+type pointFinder interface {
+	find(rp *replayer, ev *trace.Event) error
+}
+
+// stateFinder finds points identified by state (findByState).
+type stateFinder struct{}
+
+func (stateFinder) find(rp *replayer, ev *trace.Event) error { return rp.findByState(ev) }
+
+// strategy is the point strategy of the trace being replayed.
+func (rp *replayer) strategy() string {
+	if rp.opts.Reader == nil {
+		return asyncpoint.StrategyState
+	}
+	return rp.opts.Reader.Header().PointStrategy
+}
+
+// preempt replays a KindSched event with the finder of the trace's
+// strategy.
 func (rp *replayer) preempt(ev *trace.Event) error {
+	s := rp.strategy()
+	if !asyncpoint.Known(s) {
+		return rp.diverge(ev, fmt.Sprintf("the trace's preemption points were taken by strategy %q, which this gorr cannot find", s))
+	}
+	var f pointFinder = stateFinder{}
+	return f.find(rp, ev)
+}
+
+// findByState replays a KindSched event: task Tid runs until it reaches
+// the recorded point (same instruction, registers, identity memory
+// words and pages, XSAVE area and memory checksum) and stops there.
+func (rp *replayer) findByState(ev *trace.Event) error {
 	t, err := rp.task(ev)
 	if err != nil {
 		return err
@@ -87,7 +118,27 @@ func (rp *replayer) preempt(ev *trace.Event) error {
 		}
 	}
 	var timedOut atomic.Bool
+	var pageDiffs []string
 	ps.timer = time.AfterFunc(pointDeadline, func() {
+		// What the pad's pages show when the time is up (read through
+		// /proc, as this goroutine is not the tracer thread).
+		if f, err := os.Open(fmt.Sprintf("/proc/%d/mem", t.real)); err == nil {
+			pg := make([]byte, 4096)
+			for _, m := range ev.Mem {
+				if len(m.Data) != 4096 {
+					continue
+				}
+				if _, err := f.ReadAt(pg, int64(m.Addr)); err == nil {
+					for o := 0; o < 4096; o += 8 {
+						if !bytes.Equal(pg[o:o+8], m.Data[o:o+8]) {
+							pageDiffs = append(pageDiffs, fmt.Sprintf("at the end of the time box, memory at 0x%x: recorded %x, replay %x", m.Addr+uint64(o), m.Data[o:o+8], pg[o:o+8]))
+							break
+						}
+					}
+				}
+			}
+			f.Close()
+		}
 		timedOut.Store(true)
 		_ = unix.Tgkill(tracee.Tgid(t.real), t.real, unix.SIGKILL)
 	})
@@ -105,6 +156,7 @@ func (rp *replayer) preempt(ev *trace.Event) error {
 			r[ptrace.RIP], r[ptrace.RSP], r[ptrace.RAX], r[ptrace.RCX], r[ptrace.RDX], r[ptrace.RDI], r[ptrace.RSI], len(ps.words)))
 		var de *DivergenceError
 		if timedOut.Load() {
+			ps.lastDiffs = append(ps.lastDiffs, pageDiffs...)
 			err = rp.diverge(ev, fmt.Sprintf("thread did not reach its preemption point at 0x%x within %v", ps.site, pointDeadline), ps.lastDiffs...)
 		} else if errors.As(err, &de) {
 			de.What = fmt.Sprintf("thread did not reach its preemption point at 0x%x (%d arrivals there were not it): %s", ps.site, ps.arrivals, de.What)
@@ -165,7 +217,12 @@ func (rp *replayer) installPad(t *rtask, ev *trace.Event, n int, words []asyncpo
 	if uint64(got) != at {
 		return nil, nil, fmt.Errorf("pad mapped at 0x%x, wanted 0x%x", got, at)
 	}
-	pad, err := asyncpoint.Build(at, site, orig, ev.Regs, words)
+	id := pointIdentity(ev, words)
+	rp.logf("event %d: pad at 0x%x for site 0x%x: %d words, FPU %v, AVX %v, %d pages, skip %x", rp.n, at, site, len(id.Words), id.XState != nil, id.AVX, len(id.Pages), ev.Skip)
+	for _, p := range id.Pages {
+		rp.logf("  page %x ranges %v", p.Addr, p.Ranges)
+	}
+	pad, err := asyncpoint.BuildIdentity(at, site, orig, id)
 	if err == nil {
 		err = t.mem.WriteMem(at, pad.Code)
 	}
@@ -391,12 +448,24 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 			return []string{fmt.Sprintf("memory at 0x%x: recorded 0x%x, replay 0x%x", w.Addr, w.Value, v)}
 		}
 	}
-	if len(ev.XState) >= 416 {
-		if xs, err := ptrace.GetXState(t.real, 8192); err == nil && len(xs) >= 416 {
-			// MXCSR and xmm0-15 (x87 state and the last-instruction
-			// pointers are left out).
-			if !bytes.Equal(xs[24:28], ev.XState[24:28]) || !bytes.Equal(xs[160:416], ev.XState[160:416]) {
-				return []string{"SSE registers differ"}
+	if len(ev.XState) >= asyncpoint.OldXStateLen {
+		if xs, err := ptrace.GetXState(t.real, 8192); err == nil {
+			if d := asyncpoint.XStateDiff(ev.XState, xs); d != "" {
+				return []string{d}
+			}
+		}
+	}
+	for _, m := range ev.Mem {
+		if len(m.Data) != 4096 {
+			continue
+		}
+		pg := make([]byte, 4096)
+		if t.mem.ReadMem(m.Addr, pg) != nil {
+			return []string{fmt.Sprintf("memory page at 0x%x unreadable", m.Addr)}
+		}
+		for _, r := range asyncpoint.PageRanges(m.Addr, ev.Skip) {
+			if !bytes.Equal(pg[r[0]:r[1]], m.Data[r[0]:r[1]]) {
+				return []string{fmt.Sprintf("memory page at 0x%x differs", m.Addr)}
 			}
 		}
 	}
@@ -410,7 +479,7 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 		if ps.page != 0 {
 			lo, hi = ps.page, ps.page+asyncpoint.PadSize
 		}
-		sum, err := tracee.ChecksumExcept(t.real, t.mem, lo, hi)
+		sum, err := tracee.ChecksumSkip(t.real, t.mem, lo, hi, ev.Skip, rp.strategy() == asyncpoint.StrategyState)
 		if err != nil {
 			return []string{"memory checksum: " + err.Error()}
 		}
@@ -431,7 +500,24 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 func (rp *replayer) checksumWithOrig(ps *pointSearch, lo, hi uint64) uint64 {
 	t := ps.t
 	_ = t.mem.WriteMem(ps.pad.Site, ps.padOrig)
-	sum, _ := tracee.ChecksumExcept(t.real, t.mem, lo, hi)
+	sum, _ := tracee.ChecksumSkip(t.real, t.mem, lo, hi, ps.ev.Skip, rp.strategy() == asyncpoint.StrategyState)
 	_ = t.mem.WriteMem(ps.pad.Site, ps.pad.Jump)
 	return sum
+}
+
+// pointIdentity is what the pad for ev compares at native speed: the
+// registers, the identity words, the FPU and vector registers (traces
+// with the whole XSAVE area) and the recorded pages.
+func pointIdentity(ev *trace.Event, words []asyncpoint.Word) *asyncpoint.Identity {
+	id := &asyncpoint.Identity{Regs: ev.Regs, Words: words}
+	if len(ev.XState) > asyncpoint.OldXStateLen && ev.Regs[ptrace.EFLAGS]&0x400 == 0 {
+		id.XState = ev.XState
+		id.AVX = asyncpoint.HasAVX(ev.XState)
+		for _, m := range ev.Mem {
+			if len(m.Data) == 4096 && len(id.Pages) < asyncpoint.MaxPages {
+				id.Pages = append(id.Pages, asyncpoint.Page{Addr: m.Addr, Data: m.Data, Ranges: asyncpoint.PageRanges(m.Addr, ev.Skip)})
+			}
+		}
+	}
+	return id
 }

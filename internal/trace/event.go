@@ -37,9 +37,10 @@ const (
 	// KindSched: task Tid reached a preemption point between system
 	// calls (it is switched out there, or a held signal is delivered
 	// there). Regs are its registers at the point, Mem the identity words
-	// (8-byte values the thread's loop touched), XState the FXSAVE area
-	// up to xmm15, Checksum a memory checksum (0: not taken; StackSum then
-	// sums the thread's stack around rsp), Flags the
+	// (8-byte values the thread's loop touched), XState the XSAVE area
+	// (only up to xmm15 in older traces), Checksum a memory checksum
+	// leaving out Skip (0: not taken; StackSum then sums the thread's
+	// stack around rsp), Flags the
 	// length of the site at rip (0: none), Result the address of a
 	// syscall instruction. See docs/preemption.md.
 	KindSched
@@ -52,6 +53,11 @@ type Regs [27]uint64
 type MemWrite struct {
 	Addr uint64
 	Data []byte
+}
+
+// Span is a range of tracee addresses.
+type Span struct {
+	Addr, Len uint64
 }
 
 // Mapping describes one mapping of an address space.
@@ -91,6 +97,11 @@ type Event struct {
 	// StackSum, when non-zero, is a checksum of the stack of task Tid
 	// around its stack pointer (KindSched points taken without Checksum).
 	StackSum uint64
+	// Skip lists the bytes a KindSched event's Checksum leaves out: the
+	// output buffers of system calls other threads of the process had in
+	// flight (the kernel may write them at any moment; replay writes them
+	// at those threads' exit events).
+	Skip []Span
 	// Time is when the event was recorded, in nanoseconds since the
 	// recording started (0 in traces written before it existed).
 	Time uint64

@@ -36,6 +36,7 @@ const (
 	evSum     = 16 // varint: memory checksum (record --checksum)
 	evStack   = 17 // varint: checksum of the thread's stack (KindSched)
 	evTime    = 18 // varint: nanoseconds since the recording started
+	evSkip    = 19 // len: uvarint pairs (addr, len): bytes Checksum leaves out (KindSched)
 )
 
 // MemWrite field numbers.
@@ -189,6 +190,16 @@ func (e *encoder) appendEvent(b []byte, ev *Event) []byte {
 	b = appendUint(b, evSum, ev.Checksum)
 	b = appendUint(b, evStack, ev.StackSum)
 	b = appendUint(b, evTime, ev.Time)
+	if len(ev.Skip) > 0 {
+		var sk []byte
+		for _, s := range ev.Skip {
+			sk = binary.AppendUvarint(sk, s.Addr)
+			sk = binary.AppendUvarint(sk, s.Len)
+		}
+		b = appendTag(b, evSkip, wireLen)
+		b = binary.AppendUvarint(b, uint64(len(sk)))
+		b = append(b, sk...)
+	}
 	var empty uint64
 	if ev.Mem != nil && len(ev.Mem) == 0 {
 		empty |= 1
@@ -468,6 +479,22 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 				return nil, err
 			}
 			ev.Time = v
+		case evSkip:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, err
+			}
+			for q := p; len(q) > 0; {
+				a, n := binary.Uvarint(q)
+				if n <= 0 {
+					return nil, badFrame("field %d: bad span", field)
+				}
+				l, m := binary.Uvarint(q[n:])
+				if m <= 0 {
+					return nil, badFrame("field %d: bad span", field)
+				}
+				ev.Skip = append(ev.Skip, Span{Addr: a, Len: l})
+				q = q[n+m:]
+			}
 		case evEmpty:
 			if err := wantWire(field, wire, wireVarint); err != nil {
 				return nil, err

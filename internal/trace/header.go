@@ -87,6 +87,11 @@ type Header struct {
 	CPUIDFaulting bool
 	Chaos         bool
 	XSaveSize     int
+	// PointStrategy names how asynchronous points (KindSched) were taken
+	// and how replay finds them (asyncpoint.Strategy*); empty in traces
+	// written before the field existed (the state identity with the
+	// word hash).
+	PointStrategy string `json:",omitempty"`
 	// Complete is true once the recorder called Writer.Close.
 	Complete bool
 	// EventCount is the number of events (valid when Complete).

@@ -61,6 +61,8 @@ func roundTripEvents() []*Event {
 		{Kind: KindSignal, XState: []byte{}, SigInfo: []byte{}, Mem: []MemWrite{}, Maps: []Mapping{}},
 		{Kind: KindSignal, XState: nil, SigInfo: []byte{0}, Mem: []MemWrite{{Addr: 5, Data: nil}, {Addr: 6, Data: []byte{}}, {}}},
 		{Kind: KindSyscallExit, Mem: []MemWrite{{Addr: 7, Data: pattern(100000, 4)}}, Maps: []Mapping{}},
+		{Kind: KindSched, Tid: 4, Regs: fullRegs(8), Checksum: 0xfeed, XState: pattern(832, 6),
+			Skip: []Span{{Addr: 0x5000a0, Len: 63}, {Addr: math.MaxUint64 - 8, Len: 8}}},
 	}
 }
 
@@ -71,6 +73,7 @@ func TestRoundTrip(t *testing.T) {
 	h.Chaos = true
 	h.CPUIDFaulting = true
 	h.BindCPU = 1
+	h.PointStrategy = "state-v2"
 	h.Extra = map[string]json.RawMessage{"future": json.RawMessage(`{"a":1}`)}
 	w, err := Create(dir, h)
 	if err != nil {

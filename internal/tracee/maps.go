@@ -2,13 +2,17 @@ package tracee
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"os"
 	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 // Map is one line of /proc/pid/maps.
@@ -116,6 +120,20 @@ func Checksum(pid int, mem *Mem) (uint64, error) { return ChecksumExcept(pid, me
 // ChecksumExcept is Checksum leaving out the pages in [lo, hi) (replay's
 // own temporary mappings).
 func ChecksumExcept(pid int, mem *Mem, lo, hi uint64) (uint64, error) {
+	return ChecksumSkip(pid, mem, lo, hi, nil, false)
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+var zeroPage [4096]byte
+
+// ChecksumSkip is ChecksumExcept with the bytes of skip counted as zero
+// (the output buffers of system calls in flight, which the kernel may
+// write at any moment).
+// With crc, pages are hashed with CRC-32C (the CPU's crc32
+// instruction, several times faster: preemption points of traces that
+// say so in their header) instead of the multiply-xorshift word hash.
+func ChecksumSkip(pid int, mem *Mem, lo, hi uint64, skip []trace.Span, crc bool) (uint64, error) {
 	maps, err := Maps(pid)
 	if err != nil {
 		return 0, err
@@ -157,8 +175,21 @@ func ChecksumExcept(pid int, mem *Mem, lo, hi uint64) (uint64, error) {
 					if pa >= lo && pa < hi {
 						continue
 					}
-					var nz, ph uint64 = 0, 0x9e3779b97f4a7c15
 					page := buf[p*4096 : (p+1)*4096]
+					for _, s := range skip {
+						if s.Addr < pa+4096 && s.Addr+s.Len > pa {
+							from, to := max(s.Addr, pa)-pa, min(s.Addr+s.Len, pa+4096)-pa
+							clear(page[from:to])
+						}
+					}
+					if crc {
+						if !bytes.Equal(page, zeroPage[:]) {
+							h = (h ^ pa) * prime
+							h = (h ^ uint64(crc32.Checksum(page, castagnoli))) * prime
+						}
+						continue
+					}
+					var nz, ph uint64 = 0, 0x9e3779b97f4a7c15
 					for o := 0; o < 4096; o += 8 {
 						w := binary.LittleEndian.Uint64(page[o:])
 						nz |= w

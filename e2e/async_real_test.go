@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// Real programs whose threads are preempted, or interrupted by timer
+// signals, between system calls: each is recorded and replayed a few
+// times (GORR_E2E_REAL_ROUNDS, default 2) and the replay must reproduce
+// the recording's output. A program that is not installed is skipped
+// with a message.
+
+func realRounds() int {
+	if n, err := strconv.Atoi(os.Getenv("GORR_E2E_REAL_ROUNDS")); err == nil && n > 0 {
+		return n
+	}
+	return 2
+}
+
+// recordReplayReal records argv (run in a scratch directory) and replays
+// it, within limit for both, and compares the two runs.
+func recordReplayReal(t *testing.T, limit time.Duration, argv ...string) {
+	t.Helper()
+	for i := 0; i < realRounds(); i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), limit)
+		scratch := tempDir(t)
+		traceDir := filepath.Join(tempDir(t), "trace")
+		t0 := time.Now()
+		rec, err := run(ctx, scratch, "", gorrBin, append([]string{"record", "-o", traceDir}, argv...)...)
+		if err != nil {
+			cancel()
+			t.Fatalf("record: %v\n%v", err, rec)
+		}
+		t1 := time.Now()
+		rep, err := run(ctx, t.TempDir(), "", gorrBin, "replay", "-a", traceDir)
+		cancel()
+		if err != nil {
+			t.Fatalf("replay: %v\n%v", err, rep)
+		}
+		t.Logf("round %d: record %v, replay %v (trace %s)", i+1, t1.Sub(t0).Round(time.Millisecond), time.Since(t1).Round(time.Millisecond), traceDir)
+		compare(t, rec, rep)
+	}
+}
+
+func need(t *testing.T, prog string) string {
+	t.Helper()
+	p, err := exec.LookPath(prog)
+	if err != nil {
+		t.Skipf("%s is not installed; skipping", prog)
+	}
+	return p
+}
+
+// TestAsyncRealPythonThreads: three threads increment counters in pure
+// Python for 0.3 s (the GIL changes hands on timed futex waits).
+func TestAsyncRealPythonThreads(t *testing.T) {
+	py := need(t, "python3")
+	script := filepath.Join(t.TempDir(), "threads.py")
+	src := `import threading, time, os
+counts = [0, 0, 0]
+def work(i):
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:
+        counts[i] += 1
+ts = [threading.Thread(target=work, args=(i,)) for i in range(3)]
+for t in ts: t.start()
+for t in ts: t.join()
+print("pid", os.getpid(), "counts", counts)
+`
+	if err := os.WriteFile(script, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	recordReplayReal(t, 3*time.Minute, py, script)
+}
+
+// TestAsyncRealOpensslSpeed: SIGALRM ends each timed run of a hashing
+// loop that makes no system calls.
+func TestAsyncRealOpensslSpeed(t *testing.T) {
+	ossl := need(t, "openssl")
+	recordReplayReal(t, 4*time.Minute, ossl, "speed", "-seconds", "1", "sha256")
+}
+
+// TestAsyncRealPythonTests: a run of a few stdlib test modules, among
+// them test_threading, in two worker processes.
+func TestAsyncRealPythonTests(t *testing.T) {
+	py := need(t, "python3")
+	if err := exec.Command(py, "-c", "import test.support, test.test_threading").Run(); err != nil {
+		t.Skip("python3's test package is not installed; skipping")
+	}
+	if testing.Short() {
+		t.Skip("minutes long; skipped with -short")
+	}
+	recordReplayReal(t, 15*time.Minute, py, "-m", "test", "test_json", "test_random", "test_threading", "-j2")
+}
+
+// TestAsyncRealGoTicker: a Go program with GOMAXPROCS=2 hashing in
+// goroutines beside a 1 ms ticker.
+func TestAsyncRealGoTicker(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "async_go_ticker")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/go/async_go_ticker")
+	cmd.Dir = rootDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	recordReplayReal(t, 3*time.Minute, bin)
+}

@@ -1,0 +1,99 @@
+package asyncpoint
+
+import "fmt"
+
+// Layout of the XSAVE area in the standard format (as PTRACE_GETREGSET
+// NT_X86_XSTATE returns it).
+const (
+	// LegacyLen is the size of the FXSAVE part.
+	LegacyLen = 512
+	// HeaderEnd is where the extended components begin (after the
+	// XSAVE header).
+	HeaderEnd = 576
+	// OldXStateLen is what traces before the full identity stored: the
+	// FXSAVE area up to the end of xmm15.
+	OldXStateLen = 416
+	// ymmOffset is the AVX component (upper halves of ymm0-15), the same
+	// on every x86-64 CPU that has it.
+	ymmOffset = 576
+	ymmLen    = 256
+)
+
+// xstateIgnored tells whether byte i of the XSAVE area is left out of a
+// point's identity: the x87 last-instruction opcode and pointers (AMD
+// CPUs do not save them unless an exception is pending), the padding of
+// the x87 registers, the reserved and software bytes of the legacy area
+// and the XSAVE header (which components are in their initial state is
+// a hint of the CPU, not program state).
+func xstateIgnored(i int) bool {
+	switch {
+	case i >= 6 && i < 24:
+		return true
+	case i >= 32 && i < 160:
+		return (i-32)%16 >= 10
+	case i >= OldXStateLen && i < HeaderEnd:
+		return true
+	}
+	return false
+}
+
+// XStateDiff compares the XSAVE area cur of a thread with a point's
+// recorded one and says what differs ("" when nothing does). A recorded
+// area of OldXStateLen bytes (older traces) is compared as those traces
+// meant: MXCSR and xmm0-15 only.
+func XStateDiff(rec, cur []byte) string {
+	if len(rec) <= OldXStateLen {
+		if len(rec) < OldXStateLen || len(cur) < OldXStateLen {
+			return ""
+		}
+		for i := 24; i < 28; i++ {
+			if rec[i] != cur[i] {
+				return "MXCSR differs"
+			}
+		}
+		for i := 160; i < OldXStateLen; i++ {
+			if rec[i] != cur[i] {
+				return fmt.Sprintf("xmm%d differs", (i-160)/16)
+			}
+		}
+		return ""
+	}
+	if len(cur) != len(rec) {
+		return fmt.Sprintf("XSAVE area of %d bytes, recorded %d", len(cur), len(rec))
+	}
+	for i := range rec {
+		if rec[i] != cur[i] && !xstateIgnored(i) {
+			return "extended state differs: " + xstateField(i)
+		}
+	}
+	return ""
+}
+
+// xstateField names the register that byte i of the XSAVE area holds.
+func xstateField(i int) string {
+	switch {
+	case i < 6:
+		return "x87 control/status/tag word"
+	case i < 32:
+		return "MXCSR"
+	case i < 160:
+		return fmt.Sprintf("st%d", (i-32)/16)
+	case i < OldXStateLen:
+		return fmt.Sprintf("xmm%d", (i-160)/16)
+	case i >= ymmOffset && i < ymmOffset+ymmLen:
+		return fmt.Sprintf("upper half of ymm%d", (i-ymmOffset)/16)
+	}
+	return fmt.Sprintf("byte %d (AVX-512, PKRU or another component)", i)
+}
+
+// HasAVX tells whether the XSAVE area xs (standard format, as ptrace
+// returns it) comes from a CPU with AVX enabled: bit 2 of XCR0, which
+// ptrace stores in the first software-reserved word of the legacy area
+// (USER_XSTATE_XCR0_WORD).
+func HasAVX(xs []byte) bool {
+	const xcr0 = 464
+	if len(xs) < ymmOffset+ymmLen {
+		return false
+	}
+	return xs[xcr0]&4 != 0
+}
