@@ -34,15 +34,17 @@ func executes(nr int, a [6]uint64, out *trace.Event) bool {
 		return true // rt_sigreturn's "result" is the restored rax
 	}
 	if out.Result < 0 && out.Result > -4096 {
-		return false
+		return failedCallActs(nr, a)
 	}
 	switch nr {
+	case unix.SYS_MLOCK, unix.SYS_MLOCK2, unix.SYS_MUNLOCK, unix.SYS_MLOCKALL, unix.SYS_MUNLOCKALL:
+		return true // locked pages change what madvise may do
 	case unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_PKEY_MPROTECT, unix.SYS_MREMAP, unix.SYS_BRK,
 		unix.SYS_CLONE, unix.SYS_CLONE3, unix.SYS_FORK, unix.SYS_VFORK, unix.SYS_SET_TID_ADDRESS, unix.SYS_RT_SIGRETURN:
 		return true
 	case unix.SYS_MADVISE:
 		switch a[2] {
-		case unix.MADV_DONTNEED, unix.MADV_REMOVE, unix.MADV_DONTFORK, unix.MADV_DOFORK, unix.MADV_WIPEONFORK, unix.MADV_KEEPONFORK:
+		case unix.MADV_DONTNEED, 24 /* MADV_DONTNEED_LOCKED */, unix.MADV_REMOVE, unix.MADV_DONTFORK, unix.MADV_DOFORK, unix.MADV_WIPEONFORK, unix.MADV_KEEPONFORK:
 			return true
 		}
 	case unix.SYS_ARCH_PRCTL:
