@@ -236,16 +236,18 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 
 // refreshSharedMaps handles a write through a file descriptor to a file
 // that this process also maps MAP_SHARED: the kernel updates the mapping
-// (same page cache), which replay's anonymous copy would not see, so the
-// mapping's new content is recorded.
+// (same page cache), which replay's copy of the file would not see, so
+// the file's new size (a Mapping with only File and End) and the
+// mapping's new content are recorded.
 func (r *recorder) refreshSharedMaps(t *task, ev *trace.Event, fd int) error {
 	if len(r.sharedFiles) == 0 || fd < 0 {
 		return nil
 	}
 	var st unix.Stat_t
-	if unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, fd), &st) != nil || !r.sharedFiles[st.Ino] {
+	if unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, fd), &st) != nil || r.sharedFiles[st.Ino] == "" {
 		return nil
 	}
+	ev.Maps = append(ev.Maps, trace.Mapping{End: uint64(st.Size), Flags: unix.MAP_SHARED, File: r.sharedFiles[st.Ino]})
 	maps, err := tracee.Maps(t.tid)
 	if err != nil {
 		return err

@@ -122,7 +122,12 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 			flags = flags&^unix.MAP_SHARED_VALIDATE | unix.MAP_SHARED
 		}
 		prot := a[2]
-		if len(out.Maps) > 0 || len(out.Mem) > 0 {
+		if fileBacked(out) {
+			// A readable placeholder, replaced by the file at the exit.
+			m := out.Maps[0]
+			t.fileMap = &m
+			prot, flags = unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE
+		} else if len(out.Maps) > 0 || len(out.Mem) > 0 {
 			if len(out.Maps) > 0 {
 				m := out.Maps[0]
 				t.fileMap = &m
@@ -243,6 +248,9 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 			return err
 		}
 	} else {
+		if err := rp.resizeShared(ev); err != nil {
+			return err
+		}
 		for _, m := range ev.Mem {
 			if err := t.mem.WriteFast(m.Addr, m.Data); err != nil {
 				return fmt.Errorf("event %d: %w", rp.n, err)
@@ -322,7 +330,7 @@ func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
 		return err
 	}
 	if m := t.fileMap; m != nil && m.File != "" {
-		if err := rp.fillFromFile(t, m); err != nil {
+		if err := rp.mapFile(t, m, r[ptrace.RIP]-2); err != nil {
 			return err
 		}
 	}

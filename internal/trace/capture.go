@@ -159,13 +159,42 @@ func copyFile(src *os.File, dst string) (err error) {
 	if err := out.Chmod(0o600); err != nil {
 		return err
 	}
-	if _, err := io.Copy(out, src); err != nil {
+	if err := CopySparse(out, src); err != nil {
 		return err
 	}
 	if err := out.Sync(); err != nil {
 		return err
 	}
 	return out.Close()
+}
+
+// CopySparse copies the content of src to the empty file dst, keeping
+// src's holes as holes (a sparse file of a terabyte with a few written
+// pages copies in a moment).
+func CopySparse(dst, src *os.File) error {
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	for off := int64(0); off < size; {
+		data, err := unix.Seek(int(src.Fd()), off, unix.SEEK_DATA)
+		if err != nil {
+			if err == unix.ENXIO { // only a hole is left
+				break
+			}
+			data = off // no SEEK_DATA support: copy everything
+		}
+		hole, err := unix.Seek(int(src.Fd()), data, unix.SEEK_HOLE)
+		if err != nil {
+			hole = size
+		}
+		if _, err := io.Copy(io.NewOffsetWriter(dst, data), io.NewSectionReader(src, data, hole-data)); err != nil {
+			return err
+		}
+		off = hole
+	}
+	return dst.Truncate(size)
 }
 
 // systemPath reports whether path is under a directory whose files are
