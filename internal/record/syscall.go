@@ -228,8 +228,10 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 			ev.Flags |= r.stdioFlag(t, int(int32(a[0])))
 			return r.refreshSharedMaps(t, ev, int(int32(a[0])))
 		}
-	case unix.SYS_FTRUNCATE, unix.SYS_FALLOCATE, unix.SYS_COPY_FILE_RANGE, unix.SYS_SENDFILE, unix.SYS_SPLICE:
-		return r.refreshSharedMaps(t, ev, int(int32(a[1])))
+	case unix.SYS_FTRUNCATE, unix.SYS_FALLOCATE, unix.SYS_SENDFILE:
+		return r.refreshSharedMaps(t, ev, int(int32(a[0])))
+	case unix.SYS_COPY_FILE_RANGE, unix.SYS_SPLICE:
+		return r.refreshSharedMaps(t, ev, int(int32(a[2])))
 	}
 	return nil
 }

@@ -124,7 +124,9 @@ func (m *Mem) writeShared(addr uint64, data []byte) int {
 		off := int64(mp.Offset + addr - mp.Start)
 		n := min(int64(len(data)), int64(mp.End-addr), fi.Size()-off)
 		if n <= 0 {
-			return 0
+			// Past the end of the file in its last page: the bytes are
+			// not part of the file (a later extension zeroes them).
+			return int(max(0, min(int64(len(data)), int64(mp.End-addr), (fi.Size()+4095)&^4095-off)))
 		}
 		k, _ := f.WriteAt(data[:n], off)
 		return k
