@@ -178,6 +178,11 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	switch {
 	case name == "/dev/zero":
 		tm.Flags |= unix.MAP_ANONYMOUS
+	case isReg && r.sharedElsewhere(t, m, st.Ino):
+		// The file is mapped shared already: replay's copy of it is
+		// current (writes through the mappings share its pages, the
+		// others were recorded), and this mapping must see it too.
+		tm.File = r.sharedFiles[st.Ino]
 	case isReg:
 		m.Inode = st.Ino
 		rel, f, err := r.capture(t, m)
@@ -206,6 +211,24 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	}
 	ev.Maps = append(ev.Maps, tm)
 	return nil
+}
+
+// sharedElsewhere says whether inode ino, last captured for a MAP_SHARED
+// mapping, is still mapped MAP_SHARED by t outside the new mapping m.
+func (r *recorder) sharedElsewhere(t *task, m tracee.Map, ino uint64) bool {
+	if r.sharedFiles[ino] == "" {
+		return false
+	}
+	maps, err := tracee.Maps(t.tid)
+	if err != nil {
+		return false
+	}
+	for _, o := range maps {
+		if o.Shared && o.Inode == ino && (o.End <= m.Start || o.Start >= m.End) {
+			return true
+		}
+	}
+	return false
 }
 
 // recordRemap stores the grown part of a file mapping moved or grown by

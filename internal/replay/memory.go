@@ -48,6 +48,11 @@ func fileBacked(out *trace.Event) bool {
 // while openat reads it).
 func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
 	path, oflag := rp.opts.Reader.Path(m.File), uint64(unix.O_RDONLY)
+	if p, ok := rp.emu[m.File]; ok {
+		// A private mapping of a file mapped shared sees the shared
+		// writes on the pages it has not copied.
+		path = p
+	}
 	if m.Flags&unix.MAP_SHARED != 0 {
 		var err error
 		if path, err = rp.emuFile(m.File); err != nil {
