@@ -214,21 +214,68 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 }
 
 // sharedElsewhere says whether inode ino, last captured for a MAP_SHARED
-// mapping, is still mapped MAP_SHARED by t outside the new mapping m.
+// mapping, is still mapped MAP_SHARED by a recorded process outside the
+// new mapping m of t.
 func (r *recorder) sharedElsewhere(t *task, m tracee.Map, ino uint64) bool {
 	if r.sharedFiles[ino] == "" {
 		return false
 	}
-	maps, err := tracee.Maps(t.tid)
-	if err != nil {
-		return false
-	}
-	for _, o := range maps {
-		if o.Shared && o.Inode == ino && (o.End <= m.Start || o.Start >= m.End) {
-			return true
+	seen := map[int]bool{}
+	for _, o := range append([]*task{t}, taskList(r.tasks)...) {
+		pid := tracee.Tgid(o.tid)
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		maps, err := tracee.Maps(pid)
+		if err != nil {
+			continue
+		}
+		for _, mp := range maps {
+			if mp.Shared && mp.Inode == ino && (pid != tracee.Tgid(t.tid) || mp.End <= m.Start || mp.Start >= m.End) {
+				return true
+			}
 		}
 	}
 	return false
+}
+
+func taskList(tasks map[int]*task) []*task {
+	out := make([]*task, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, t)
+	}
+	return out
+}
+
+// recordShmat records a System V shared memory segment attached at addr
+// like a shared file mapping: its content is captured (through
+// /proc/pid/map_files) and replay maps a copy of it.
+func (r *recorder) recordShmat(t *task, ev *trace.Event, addr uint64) error {
+	maps, err := tracee.Maps(t.tid)
+	if err != nil {
+		return err
+	}
+	for _, m := range maps {
+		if m.Start != addr {
+			continue
+		}
+		tm := trace.Mapping{Start: m.Start, End: m.End, Prot: m.Prot, Flags: unix.MAP_SHARED, Offset: m.Offset, Name: m.Name}
+		if r.sharedElsewhere(t, m, m.Inode) {
+			tm.File = r.sharedFiles[m.Inode]
+		} else {
+			src := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
+			rel, err := r.w.CaptureFile(src)
+			if err != nil {
+				return fmt.Errorf("capture shared memory segment %s: %w", m.Name, err)
+			}
+			tm.File = rel
+			r.sharedFiles[m.Inode] = rel
+		}
+		ev.Maps = append(ev.Maps, tm)
+		return nil
+	}
+	return fmt.Errorf("%s: shmat returned 0x%x, which is not mapped", describe(t), addr)
 }
 
 // recordRemap stores the grown part of a file mapping moved or grown by

@@ -98,8 +98,6 @@ func (r *recorder) onEntry(t *task) error {
 		}
 	case unix.SYS_SCHED_SETAFFINITY:
 		r.nullifyCall(t, 0)
-	case unix.SYS_SHMAT:
-		return &UnsupportedError{Tid: t.tid, Name: "shmat", Reason: "System V shared memory cannot be replayed yet"}
 	}
 	if t.nullify {
 		regs[ptrace.ORIGRAX] = ^uint64(0)
@@ -200,6 +198,8 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 		}
 	case unix.SYS_MREMAP:
 		return r.recordRemap(t, ev, uint64(ret), a)
+	case unix.SYS_SHMAT:
+		return r.recordShmat(t, ev, uint64(ret))
 	case unix.SYS_CLONE:
 		if a[0]&unix.CLONE_PARENT_SETTID != 0 && a[2] != 0 {
 			buf := make([]byte, 4)

@@ -134,3 +134,36 @@ func (rp *replayer) resizeShared(ev *trace.Event) error {
 	}
 	return nil
 }
+
+// shmSize returns how much shmdt(addr) unmaps in replay, where the
+// segment attached at addr is a mapping of a copy of it: from addr to the
+// end of the last mapping of that copy that follows without a mapping of
+// something else in between (the kernel detaches every piece of the
+// segment in its span, whatever was unmapped in the middle).
+func (rp *replayer) shmSize(t *rtask, addr uint64) (uint64, error) {
+	maps, err := tracee.Maps(t.real)
+	if err != nil {
+		return 0, err
+	}
+	var ino uint64
+	end := uint64(0)
+	for _, m := range maps {
+		if m.End <= addr {
+			continue
+		}
+		if ino == 0 {
+			if !m.Shared || m.Inode == 0 || m.Start-addr != m.Offset {
+				break
+			}
+			ino = m.Inode
+		}
+		if m.Inode != ino {
+			break
+		}
+		end = m.End
+	}
+	if end == 0 {
+		return 0, fmt.Errorf("shmdt(0x%x): no attached segment there in replay", addr)
+	}
+	return end - addr, nil
+}

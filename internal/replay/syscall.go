@@ -39,6 +39,8 @@ func executes(nr int, a [6]uint64, out *trace.Event) bool {
 	switch nr {
 	case unix.SYS_MLOCK, unix.SYS_MLOCK2, unix.SYS_MUNLOCK, unix.SYS_MLOCKALL, unix.SYS_MUNLOCKALL:
 		return true // locked pages change what madvise may do
+	case unix.SYS_SHMAT, unix.SYS_SHMDT:
+		return true // become mmap of a copy of the segment and munmap
 	case unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_PKEY_MPROTECT, unix.SYS_MREMAP, unix.SYS_BRK,
 		unix.SYS_CLONE, unix.SYS_CLONE3, unix.SYS_FORK, unix.SYS_VFORK, unix.SYS_SET_TID_ADDRESS, unix.SYS_RT_SIGRETURN:
 		return true
@@ -143,6 +145,23 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		} else {
 			ptrace.SetSyscallArgs(&r, [6]uint64{a[0], a[1], a[2], 0, 0, 0})
 		}
+		t.rewritten = true
+	case unix.SYS_SHMAT:
+		if len(out.Maps) == 0 {
+			return rp.diverge(ev, "shmat without its segment in the trace")
+		}
+		m := out.Maps[0]
+		t.fileMap = &m
+		r[ptrace.ORIGRAX] = unix.SYS_MMAP
+		ptrace.SetSyscallArgs(&r, [6]uint64{m.Start, m.End - m.Start, unix.PROT_READ, unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_FIXED | unix.MAP_NORESERVE, ^uint64(0), 0})
+		t.rewritten = true
+	case unix.SYS_SHMDT:
+		size, err := rp.shmSize(t, a[0])
+		if err != nil {
+			return rp.diverge(ev, err.Error())
+		}
+		r[ptrace.ORIGRAX] = unix.SYS_MUNMAP
+		ptrace.SetSyscallArgs(&r, [6]uint64{a[0], size, 0, 0, 0, 0})
 		t.rewritten = true
 	case unix.SYS_BRK:
 		res := uint64(out.Result)
