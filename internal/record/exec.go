@@ -189,9 +189,9 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		if err != nil {
 			return err
 		}
-		if a[3]&unix.MAP_SHARED != 0 {
-			r.sharedFiles[st.Ino] = rel
-		}
+		// Size changes of the file are recorded from now on (a private
+		// mapping too may reach pages that a later ftruncate creates).
+		r.sharedFiles[st.Ino] = rel
 		tm.File = rel
 		// Replay maps the captured file (a copy of it when shared), so
 		// only pages that differ from it (the file changed since) are

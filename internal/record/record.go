@@ -118,7 +118,7 @@ type recorder struct {
 	cpuidFaulting bool
 	sites         map[string][]patch.Site // by captured file
 	dog           watchdog
-	sharedFiles   map[uint64]string          // inodes of files mapped MAP_SHARED: their last capture
+	sharedFiles   map[uint64]string          // inodes of files mapped by mmap: their last capture
 	points        uint64                     // preemption points recorded
 	rng           *rand.Rand                 // chaos mode: random timeslices
 	start         time.Time                  // when the recording started (event times)

@@ -48,34 +48,26 @@ func fileBacked(out *trace.Event) bool {
 // while openat reads it).
 func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
 	path, oflag := rp.opts.Reader.Path(m.File), uint64(unix.O_RDONLY)
-	if p, ok := rp.emu[m.File]; ok {
-		// A private mapping of a file mapped shared sees the shared
-		// writes on the pages it has not copied.
-		path = p
-	}
-	if m.Flags&unix.MAP_SHARED != 0 {
+	var st unix.Stat_t
+	if m.Flags&unix.MAP_SHARED != 0 || unix.Stat(path, &st) != nil || st.Nlink == 1 {
+		// Shared mappings, and private ones of files that are not system
+		// files linked into the trace (and so may change size), map the
+		// replay's copy, which follows the recorded size changes and the
+		// writes through shared mappings.
 		var err error
 		if path, err = rp.emuFile(m.File); err != nil {
 			return fmt.Errorf("event %d: %w", rp.n, err)
 		}
-		oflag = unix.O_RDWR
+		if m.Flags&unix.MAP_SHARED != 0 {
+			oflag = unix.O_RDWR
+		}
 	}
-	if uint64(len(path)) >= m.End-m.Start {
-		return fmt.Errorf("event %d: path of the copy of %s is too long (%d bytes)", rp.n, m.Name, len(path))
-	}
-	if err := t.mem.WriteMem(m.Start, append([]byte(path), 0)); err != nil {
-		return fmt.Errorf("event %d: %w", rp.n, err)
-	}
-	atFdcwd := int64(unix.AT_FDCWD)
-	fd, err := tracee.MustInject(t.real, sc, unix.SYS_OPENAT, uint64(atFdcwd), m.Start, oflag|unix.O_CLOEXEC)
+	fd, err := rp.openIn(t, sc, m, path, oflag)
 	if err != nil {
-		return fmt.Errorf("event %d: open %s in the tracee: %w", rp.n, path, err)
+		return err
 	}
 	flags := uint64(m.Flags&(unix.MAP_SHARED|unix.MAP_PRIVATE|unix.MAP_NORESERVE|unix.MAP_POPULATE|unix.MAP_LOCKED|unix.MAP_STACK)) | unix.MAP_FIXED
 	ret, _, err := tracee.Inject(t.real, sc, unix.SYS_MMAP, m.Start, m.End-m.Start, uint64(m.Prot), flags, uint64(fd), m.Offset)
-	if _, err2 := tracee.MustInject(t.real, sc, unix.SYS_CLOSE, uint64(fd)); err == nil {
-		err = err2
-	}
 	if err == nil && uint64(ret) != m.Start {
 		err = fmt.Errorf("mmap returned 0x%x", uint64(ret))
 	}
@@ -83,6 +75,39 @@ func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
 		return fmt.Errorf("event %d: map %s at 0x%x: %w", rp.n, m.Name, m.Start, err)
 	}
 	return nil
+}
+
+// openIn returns a descriptor of path (opened with oflag) in t's
+// process, opening it through the placeholder mapping m and the syscall
+// instruction at sc the first time. The descriptor stays open (with
+// O_CLOEXEC; the program's own descriptors are emulated, so it sees none
+// of this), so that later mappings of the file use the same open file and
+// the kernel merges adjacent ones as it did in the recording (an mremap
+// across them then works).
+func (rp *replayer) openIn(t *rtask, sc uint64, m *trace.Mapping, path string, oflag uint64) (int64, error) {
+	pid := tracee.Tgid(t.real)
+	key := fmt.Sprintf("%d:%d:%s", pid, oflag, path)
+	if fd, ok := rp.emuFds[key]; ok {
+		if link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd)); link == path {
+			return fd, nil
+		}
+	}
+	if uint64(len(path)) >= m.End-m.Start {
+		return 0, fmt.Errorf("event %d: path of the copy of %s is too long (%d bytes)", rp.n, m.Name, len(path))
+	}
+	if err := t.mem.WriteMem(m.Start, append([]byte(path), 0)); err != nil {
+		return 0, fmt.Errorf("event %d: %w", rp.n, err)
+	}
+	atFdcwd := int64(unix.AT_FDCWD)
+	fd, err := tracee.MustInject(t.real, sc, unix.SYS_OPENAT, uint64(atFdcwd), m.Start, oflag|unix.O_CLOEXEC)
+	if err != nil {
+		return 0, fmt.Errorf("event %d: open %s in the tracee: %w", rp.n, path, err)
+	}
+	if rp.emuFds == nil {
+		rp.emuFds = map[string]int64{}
+	}
+	rp.emuFds[key] = fd
+	return fd, nil
 }
 
 // emuFile returns the replay's own copy of captured file rel, made on

@@ -126,6 +126,7 @@ type replayer struct {
 	// (memory.go), in emuDir.
 	emu    map[string]string
 	emuDir string
+	emuFds map[string]int64 // "tgid:flags:path": descriptor open in the tracee
 }
 
 // Replay runs the whole trace without a debugger.
