@@ -247,7 +247,7 @@ var syscallList = []Syscall{
 	{Nr: 199, Name: "fremovexattr"},
 	{Nr: 200, Name: "tkill"},
 	{Nr: 201, Name: "time", Out: outs(fixed(0, sizeLong))},
-	{Nr: 202, Name: "futex", MayBlock: true}, // no futex op writes user memory through the arguments
+	{Nr: 202, Name: "futex", MayBlock: true, Custom: customFutex},
 	{Nr: 203, Name: "sched_setaffinity"},
 	{Nr: 204, Name: "sched_getaffinity", Out: outs(fromRet(2))},
 	{Nr: 205, Name: "set_thread_area", Unsupported: reasonThreadArea},
