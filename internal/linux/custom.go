@@ -546,3 +546,20 @@ func customSeccomp(a Args, ret int64, _ MemReader) ([]Region, error) {
 	}
 	return []Region{region(a[2], 6)}, nil
 }
+
+// futex(uaddr, op, val, timeout/val2, uaddr2, val3): the kernel writes
+// user memory in FUTEX_WAKE_OP (the operation on *uaddr2) and in the
+// priority-inheritance operations (the owner word *uaddr, or *uaddr2 for
+// the requeue ones). Their words are recorded at the exit, even when the
+// call fails (WAKE_OP changes *uaddr2 before it may fail to wake).
+func customFutex(a Args, _ int64, _ MemReader) ([]Region, error) {
+	switch a[1] & 127 { // FUTEX_CMD_MASK: without PRIVATE and CLOCK_REALTIME
+	case 5: // FUTEX_WAKE_OP
+		return []Region{region(a[4], 4)}, nil
+	case 6, 7, 8, 13: // FUTEX_LOCK_PI, UNLOCK_PI, TRYLOCK_PI, LOCK_PI2
+		return []Region{region(a[0], 4)}, nil
+	case 11, 12: // FUTEX_WAIT_REQUEUE_PI, CMP_REQUEUE_PI
+		return []Region{region(a[0], 4), region(a[4], 4)}, nil
+	}
+	return nil, nil
+}

@@ -61,7 +61,7 @@ func entryArchPrctl(a Args) (int64, bool) {
 // inherits runs again in replay; the rest only hints the kernel.
 func madviseShapesMemory(a Args) bool {
 	switch a[2] {
-	case 4, 9, 10, 11, 18, 19: // DONTNEED, REMOVE, DONTFORK, DOFORK, WIPEONFORK, KEEPONFORK
+	case 4, 9, 10, 11, 18, 19, 24: // DONTNEED, REMOVE, DONTFORK, DOFORK, WIPEONFORK, KEEPONFORK, DONTNEED_LOCKED
 		return true
 	}
 	return false

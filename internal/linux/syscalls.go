@@ -70,7 +70,7 @@ var syscallList = []Syscall{
 	{Nr: 29, Name: "shmget"},
 	// System V shared memory: the recorder refuses shmat, so shmdt never
 	// detaches anything replay would have to undo.
-	{Nr: 30, Name: "shmat"},
+	{Nr: 30, Name: "shmat", Replay: Execute},
 	{Nr: 31, Name: "shmctl", Custom: customShmctl},
 	{Nr: 32, Name: "dup"},
 	{Nr: 33, Name: "dup2"},
@@ -107,7 +107,7 @@ var syscallList = []Syscall{
 	{Nr: 64, Name: "semget"},
 	{Nr: 65, Name: "semop", MayBlock: true},
 	{Nr: 66, Name: "semctl", Custom: customSemctl},
-	{Nr: 67, Name: "shmdt"},
+	{Nr: 67, Name: "shmdt", Replay: Execute},
 	{Nr: 68, Name: "msgget"},
 	{Nr: 69, Name: "msgsnd", MayBlock: true},
 	{Nr: 70, Name: "msgrcv", Custom: customMsgrcv, MayBlock: true},
@@ -191,10 +191,10 @@ var syscallList = []Syscall{
 	{Nr: 146, Name: "sched_get_priority_max"},
 	{Nr: 147, Name: "sched_get_priority_min"},
 	{Nr: 148, Name: "sched_rr_get_interval", Out: outs(fixed(1, sizeTimespec))},
-	{Nr: 149, Name: "mlock"},
-	{Nr: 150, Name: "munlock"},
-	{Nr: 151, Name: "mlockall"},
-	{Nr: 152, Name: "munlockall"},
+	{Nr: 149, Name: "mlock", Replay: Execute},
+	{Nr: 150, Name: "munlock", Replay: Execute},
+	{Nr: 151, Name: "mlockall", Replay: Execute},
+	{Nr: 152, Name: "munlockall", Replay: Execute},
 	{Nr: 153, Name: "vhangup"},
 	// modify_ldt: reading the LDT (func 0, 2) is emulated; writing it
 	// (func 1, 0x11) runs again in replay, where segment loads and lsl
@@ -254,7 +254,7 @@ var syscallList = []Syscall{
 	{Nr: 199, Name: "fremovexattr"},
 	{Nr: 200, Name: "tkill"},
 	{Nr: 201, Name: "time", Out: outs(fixed(0, sizeLong))},
-	{Nr: 202, Name: "futex", MayBlock: true}, // no futex op writes user memory through the arguments
+	{Nr: 202, Name: "futex", MayBlock: true, Custom: customFutex},
 	{Nr: 203, Name: "sched_setaffinity", Entry: entrySchedSetaffinity},
 	{Nr: 204, Name: "sched_getaffinity", Out: outs(fromRet(2))},
 	{Nr: 205, Name: "set_thread_area", Unsupported: reasonThreadArea},
@@ -391,7 +391,7 @@ var syscallList = []Syscall{
 	// ENOSYS, as rr makes it.
 	{Nr: 323, Name: "userfaultfd", Entry: fail(errENOSYS)},
 	{Nr: 324, Name: "membarrier"},
-	{Nr: 325, Name: "mlock2"},
+	{Nr: 325, Name: "mlock2", Replay: Execute},
 	{Nr: 326, Name: "copy_file_range", Out: outs(fixed(1, sizeLong), fixed(3, sizeLong))},
 	{Nr: 327, Name: "preadv2", Custom: iovFromRet(1, 2), MayBlock: true},
 	{Nr: 328, Name: "pwritev2", MayBlock: true},

@@ -71,7 +71,7 @@ func TestExecuteSet(t *testing.T) {
 	want := map[string]bool{}
 	for _, n := range strings.Fields(`mmap munmap mprotect mremap madvise brk arch_prctl
 		clone clone3 fork vfork execve execveat exit exit_group rt_sigreturn
-		set_tid_address pkey_mprotect modify_ldt setrlimit prlimit64`) {
+		set_tid_address pkey_mprotect modify_ldt setrlimit prlimit64 shmat shmdt mlock mlock2 munlock mlockall munlockall`) {
 		want[n] = true
 		if ByName(n) == nil {
 			t.Errorf("Execute call %q missing from the table", n)

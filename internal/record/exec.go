@@ -65,13 +65,13 @@ func (r *recorder) onExecDone(t *task, former int) error {
 		} else {
 			tm.Flags = unix.MAP_PRIVATE
 		}
-		var file []byte
+		var file *os.File
 		if m.Inode != 0 && strings.HasPrefix(m.Name, "/") {
-			rel, data, err := r.capture(t, m)
+			rel, f, err := r.capture(t, m)
 			if err != nil {
 				return err
 			}
-			tm.File, file = rel, data
+			tm.File, file = rel, f
 			if m.Prot&unix.PROT_EXEC != 0 {
 				// Patched before the snapshot, so the int3s are part of it.
 				if _, err := r.patchSites(t, tm); err != nil {
@@ -83,7 +83,12 @@ func (r *recorder) onExecDone(t *task, former int) error {
 			tm.Flags |= unix.MAP_ANONYMOUS
 		}
 		ev.Maps = append(ev.Maps, tm)
-		ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, file)...)
+		if file != nil {
+			ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, m.Name, file, m.Offset)...)
+			file.Close()
+		} else {
+			ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, m.Name, nil, 0)...)
+		}
 	}
 	t.lastRegs = regs
 	t.at = atSignal
@@ -94,8 +99,8 @@ func (r *recorder) onExecDone(t *task, former int) error {
 }
 
 // capture stores the file behind mapping m in the trace and returns its
-// name and the mapped part of its content.
-func (r *recorder) capture(t *task, m tracee.Map) (string, []byte, error) {
+// name and the captured copy, open (the caller closes it).
+func (r *recorder) capture(t *task, m tracee.Map) (string, *os.File, error) {
 	src := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
 	var st unix.Stat_t
 	if unix.Stat(m.Name, &st) == nil && st.Ino == m.Inode {
@@ -109,38 +114,50 @@ func (r *recorder) capture(t *task, m tracee.Map) (string, []byte, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("read captured %s: %w", m.Name, err)
 	}
-	defer f.Close()
-	data := make([]byte, m.Size())
-	n, err := f.ReadAt(data, int64(m.Offset))
-	if err != nil && err != io.EOF {
-		return "", nil, fmt.Errorf("read captured %s: %w", m.Name, err)
-	}
-	return rel, data[:n], nil
+	return rel, f, nil
 }
 
 // diffPages returns the pages of [start,end) whose content differs from
-// base (zero-extended), read from the tracee.
-func diffPages(t *task, start, end uint64, base []byte) []trace.MemWrite {
+// base at offset off (zero past its end; all zeros when base is nil),
+// read from the tracee. Only pages with memory of their own are read
+// (tracee.PopulatedPages): the others read as base, or as zeros in an
+// anonymous mapping, so a huge sparse mapping costs only its few pages.
+// Mappings the kernel provides ([vdso] and the like) are read whole.
+func diffPages(t *task, start, end uint64, name string, base io.ReaderAt, off uint64) []trace.MemWrite {
+	ranges := []tracee.Range{{Start: start, End: end}}
+	if !strings.HasPrefix(name, "[") || name == "[heap]" || name == "[stack]" {
+		if rs, err := tracee.PopulatedPages(t.tid, start, end); err == nil {
+			ranges = rs
+		}
+	}
 	var out []trace.MemWrite
-	page := make([]byte, pageSize)
-	zero := make([]byte, pageSize)
-	for a := start; a < end; a += pageSize {
-		if t.mem.ReadPartial(a, page) != pageSize {
-			continue
-		}
-		off := a - start
-		want := zero
-		if off < uint64(len(base)) {
-			want = make([]byte, pageSize)
-			copy(want, base[off:])
-		}
-		if bytes.Equal(page, want) {
-			continue
-		}
-		if n := len(out); n > 0 && out[n-1].Addr+uint64(len(out[n-1].Data)) == a {
-			out[n-1].Data = append(out[n-1].Data, page...)
-		} else {
-			out = append(out, trace.MemWrite{Addr: a, Data: append([]byte(nil), page...)})
+	const chunk = 64 * pageSize
+	buf := make([]byte, chunk)
+	want := make([]byte, chunk)
+	for _, rg := range ranges {
+		for a := rg.Start; a < rg.End; {
+			n := int(min(rg.End-a, chunk))
+			got := t.mem.ReadPartial(a, buf[:n]) &^ (pageSize - 1)
+			clear(want[:got])
+			if base != nil && got > 0 {
+				_, _ = base.ReadAt(want[:got], int64(off+a-start))
+			}
+			for p := 0; p < got; p += pageSize {
+				page := buf[p : p+pageSize]
+				if bytes.Equal(page, want[p:p+pageSize]) {
+					continue
+				}
+				pa := a + uint64(p)
+				if k := len(out); k > 0 && out[k-1].Addr+uint64(len(out[k-1].Data)) == pa {
+					out[k-1].Data = append(out[k-1].Data, page...)
+				} else {
+					out = append(out, trace.MemWrite{Addr: pa, Data: append([]byte(nil), page...)})
+				}
+			}
+			if got < n {
+				got += pageSize // skip the page that could not be read
+			}
+			a += uint64(got)
 		}
 	}
 	return out
@@ -161,19 +178,26 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	switch {
 	case name == "/dev/zero":
 		tm.Flags |= unix.MAP_ANONYMOUS
+	case isReg && r.sharedElsewhere(t, m, st.Ino):
+		// The file is mapped shared already: replay's copy of it is
+		// current (writes through the mappings share its pages, the
+		// others were recorded), and this mapping must see it too.
+		tm.File = r.sharedFiles[st.Ino]
 	case isReg:
 		m.Inode = st.Ino
-		if a[3]&unix.MAP_SHARED != 0 {
-			r.sharedFiles[st.Ino] = true
-		}
-		rel, data, err := r.capture(t, m)
+		rel, f, err := r.capture(t, m)
 		if err != nil {
 			return err
 		}
+		// Size changes of the file are recorded from now on (a private
+		// mapping too may reach pages that a later ftruncate creates).
+		r.sharedFiles[st.Ino] = rel
 		tm.File = rel
-		// Bytes past the end of the file read as zero; pages that differ
-		// (the file changed under the mapping) are stored.
-		ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, data)...)
+		// Replay maps the captured file (a copy of it when shared), so
+		// only pages that differ from it (the file changed since) are
+		// stored.
+		ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, name, f, m.Offset)...)
+		f.Close()
 		if tm.Prot&unix.PROT_EXEC != 0 {
 			patched, err := r.patchSites(t, tm)
 			if err != nil {
@@ -183,10 +207,75 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		}
 	default:
 		tm.Flags |= unix.MAP_ANONYMOUS
-		ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, nil)...)
+		ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, name, nil, 0)...)
 	}
 	ev.Maps = append(ev.Maps, tm)
 	return nil
+}
+
+// sharedElsewhere says whether inode ino, last captured for a MAP_SHARED
+// mapping, is still mapped MAP_SHARED by a recorded process outside the
+// new mapping m of t.
+func (r *recorder) sharedElsewhere(t *task, m tracee.Map, ino uint64) bool {
+	if r.sharedFiles[ino] == "" {
+		return false
+	}
+	seen := map[int]bool{}
+	for _, o := range append([]*task{t}, taskList(r.tasks)...) {
+		pid := tracee.Tgid(o.tid)
+		if seen[pid] {
+			continue
+		}
+		seen[pid] = true
+		maps, err := tracee.Maps(pid)
+		if err != nil {
+			continue
+		}
+		for _, mp := range maps {
+			if mp.Shared && mp.Inode == ino && (pid != tracee.Tgid(t.tid) || mp.End <= m.Start || mp.Start >= m.End) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func taskList(tasks map[int]*task) []*task {
+	out := make([]*task, 0, len(tasks))
+	for _, t := range tasks {
+		out = append(out, t)
+	}
+	return out
+}
+
+// recordShmat records a System V shared memory segment attached at addr
+// like a shared file mapping: its content is captured (through
+// /proc/pid/map_files) and replay maps a copy of it.
+func (r *recorder) recordShmat(t *task, ev *trace.Event, addr uint64) error {
+	maps, err := tracee.Maps(t.tid)
+	if err != nil {
+		return err
+	}
+	for _, m := range maps {
+		if m.Start != addr {
+			continue
+		}
+		tm := trace.Mapping{Start: m.Start, End: m.End, Prot: m.Prot, Flags: unix.MAP_SHARED, Offset: m.Offset, Name: m.Name}
+		if r.sharedElsewhere(t, m, m.Inode) {
+			tm.File = r.sharedFiles[m.Inode]
+		} else {
+			src := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
+			rel, err := r.w.CaptureFile(src)
+			if err != nil {
+				return fmt.Errorf("capture shared memory segment %s: %w", m.Name, err)
+			}
+			tm.File = rel
+			r.sharedFiles[m.Inode] = rel
+		}
+		ev.Maps = append(ev.Maps, tm)
+		return nil
+	}
+	return fmt.Errorf("%s: shmat returned 0x%x, which is not mapped", describe(t), addr)
 }
 
 // recordRemap stores the grown part of a file mapping moved or grown by
@@ -202,7 +291,7 @@ func (r *recorder) recordRemap(t *task, ev *trace.Event, addr uint64, a linux.Ar
 	}
 	for _, m := range maps {
 		if m.Start <= addr && addr < m.End && m.Inode != 0 {
-			ev.Mem = append(ev.Mem, diffPages(t, addr+oldLen, addr+newLen, nil)...)
+			ev.Mem = append(ev.Mem, diffPages(t, addr+oldLen, addr+newLen, m.Name, nil, 0)...)
 		}
 	}
 	return nil

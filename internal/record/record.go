@@ -126,7 +126,7 @@ type recorder struct {
 	cpuidFaulting bool
 	sites         map[string][]patch.Site // by captured file
 	dog           watchdog
-	sharedFiles   map[uint64]bool            // inodes of files mapped MAP_SHARED
+	sharedFiles   map[uint64]string          // inodes of files mapped by mmap: their last capture
 	points        uint64                     // preemption points recorded
 	rng           *rand.Rand                 // chaos mode: random timeslices
 	start         time.Time                  // when the recording started (event times)
@@ -158,7 +158,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]bool{}, rng: rng, start: time.Now(), targets: map[string]map[uint64]bool{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]string{}, rng: rng, start: time.Now(), targets: map[string]map[uint64]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])

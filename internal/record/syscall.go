@@ -84,8 +84,6 @@ func (r *recorder) onEntry(t *task) error {
 		if int(int32(a[0])) != tracee.Tgid(t.tid) {
 			return &UnsupportedError{Tid: t.tid, Name: "process_vm_writev", Reason: "writing another process's memory is not supported"}
 		}
-	case unix.SYS_SHMAT:
-		return &UnsupportedError{Tid: t.tid, Name: "shmat", Reason: "System V shared memory cannot be replayed yet"}
 	}
 	if t.nullify && !r.seccompAllows(t, nr, &regs) {
 		t.nullify = false
@@ -272,6 +270,8 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 		}
 	case unix.SYS_MREMAP:
 		return r.recordRemap(t, ev, uint64(ret), a)
+	case unix.SYS_SHMAT:
+		return r.recordShmat(t, ev, uint64(ret))
 	case unix.SYS_CLONE:
 		if a[0]&unix.CLONE_PARENT_SETTID != 0 && a[2] != 0 {
 			buf := make([]byte, 4)
@@ -300,24 +300,28 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 			ev.Flags |= r.stdioFlag(t, int(int32(a[0])))
 			return r.refreshSharedMaps(t, ev, int(int32(a[0])))
 		}
-	case unix.SYS_FTRUNCATE, unix.SYS_FALLOCATE, unix.SYS_COPY_FILE_RANGE, unix.SYS_SENDFILE, unix.SYS_SPLICE:
-		return r.refreshSharedMaps(t, ev, int(int32(a[1])))
+	case unix.SYS_FTRUNCATE, unix.SYS_FALLOCATE, unix.SYS_SENDFILE:
+		return r.refreshSharedMaps(t, ev, int(int32(a[0])))
+	case unix.SYS_COPY_FILE_RANGE, unix.SYS_SPLICE:
+		return r.refreshSharedMaps(t, ev, int(int32(a[2])))
 	}
 	return nil
 }
 
 // refreshSharedMaps handles a write through a file descriptor to a file
 // that this process also maps MAP_SHARED: the kernel updates the mapping
-// (same page cache), which replay's anonymous copy would not see, so the
-// mapping's new content is recorded.
+// (same page cache), which replay's copy of the file would not see, so
+// the file's new size (a Mapping with only File and End) and the
+// mapping's new content are recorded.
 func (r *recorder) refreshSharedMaps(t *task, ev *trace.Event, fd int) error {
 	if len(r.sharedFiles) == 0 || fd < 0 {
 		return nil
 	}
 	var st unix.Stat_t
-	if unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, fd), &st) != nil || !r.sharedFiles[st.Ino] {
+	if unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, fd), &st) != nil || r.sharedFiles[st.Ino] == "" {
 		return nil
 	}
+	ev.Maps = append(ev.Maps, trace.Mapping{End: uint64(st.Size), Flags: unix.MAP_SHARED, File: r.sharedFiles[st.Ino]})
 	maps, err := tracee.Maps(t.tid)
 	if err != nil {
 		return err

@@ -122,6 +122,11 @@ type replayer struct {
 	snaps      *snapshots
 	lastEv     *trace.Event
 	atBoundary bool
+	// The replay's copies of files mapped MAP_SHARED, by captured name
+	// (memory.go), in emuDir.
+	emu    map[string]string
+	emuDir string
+	emuFds map[string]int64 // "tgid:flags:path": descriptor open in the tracee
 }
 
 // Replay runs the whole trace without a debugger.

@@ -35,6 +35,9 @@ var replayExecutes = map[int]bool{
 	unix.SYS_EXECVE: true, unix.SYS_EXECVEAT: true, unix.SYS_EXIT: true, unix.SYS_EXIT_GROUP: true,
 	unix.SYS_RT_SIGRETURN: true, unix.SYS_SET_TID_ADDRESS: true, unix.SYS_MODIFY_LDT: true,
 	unix.SYS_SETRLIMIT: true, unix.SYS_PRLIMIT64: true,
+	unix.SYS_SHMAT: true, unix.SYS_SHMDT: true, // mmap of a copy of the segment, munmap
+	unix.SYS_MLOCK: true, unix.SYS_MLOCK2: true, unix.SYS_MUNLOCK: true, // locked pages change what madvise may drop
+	unix.SYS_MLOCKALL: true, unix.SYS_MUNLOCKALL: true,
 }
 
 // executes says whether the call described by entry and its outcome runs
@@ -49,7 +52,7 @@ func executes(nr int, a [6]uint64, out *trace.Event) bool {
 		return true // rt_sigreturn's "result" is the restored rax
 	}
 	if out.Result < 0 && out.Result > -4096 {
-		return false
+		return failedCallActs(nr, a)
 	}
 	sc := linux.Lookup(nr)
 	if sc == nil || sc.Replay != linux.Execute || !replayExecutes[nr] {
@@ -146,7 +149,12 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 			flags = flags&^unix.MAP_SHARED_VALIDATE | unix.MAP_SHARED
 		}
 		prot := a[2]
-		if len(out.Maps) > 0 || len(out.Mem) > 0 {
+		if fileBacked(out) {
+			// A readable placeholder, replaced by the file at the exit.
+			m := out.Maps[0]
+			t.fileMap = &m
+			prot, flags = unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE
+		} else if len(out.Maps) > 0 || len(out.Mem) > 0 {
 			if len(out.Maps) > 0 {
 				m := out.Maps[0]
 				t.fileMap = &m
@@ -162,6 +170,23 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		} else {
 			ptrace.SetSyscallArgs(&r, [6]uint64{a[0], a[1], a[2], 0, 0, 0})
 		}
+		t.rewritten = true
+	case unix.SYS_SHMAT:
+		if len(out.Maps) == 0 {
+			return rp.diverge(ev, "shmat without its segment in the trace")
+		}
+		m := out.Maps[0]
+		t.fileMap = &m
+		r[ptrace.ORIGRAX] = unix.SYS_MMAP
+		ptrace.SetSyscallArgs(&r, [6]uint64{m.Start, m.End - m.Start, unix.PROT_READ, unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_FIXED | unix.MAP_NORESERVE, ^uint64(0), 0})
+		t.rewritten = true
+	case unix.SYS_SHMDT:
+		size, err := rp.shmSize(t, a[0])
+		if err != nil {
+			return rp.diverge(ev, err.Error())
+		}
+		r[ptrace.ORIGRAX] = unix.SYS_MUNMAP
+		ptrace.SetSyscallArgs(&r, [6]uint64{a[0], size, 0, 0, 0, 0})
 		t.rewritten = true
 	case unix.SYS_BRK:
 		res := uint64(out.Result)
@@ -267,6 +292,9 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 			return err
 		}
 	} else {
+		if err := rp.resizeShared(ev); err != nil {
+			return err
+		}
 		for _, m := range ev.Mem {
 			if err := t.mem.WriteFast(m.Addr, m.Data); err != nil {
 				return fmt.Errorf("event %d: %w", rp.n, err)
@@ -346,7 +374,7 @@ func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
 		return err
 	}
 	if m := t.fileMap; m != nil && m.File != "" {
-		if err := rp.fillFromFile(t, m); err != nil {
+		if err := rp.mapFile(t, m, r[ptrace.RIP]-2); err != nil {
 			return err
 		}
 	}

@@ -51,7 +51,8 @@ func TestExecutesFollowsTable(t *testing.T) {
 		{"prlimit64 get", unix.SYS_PRLIMIT64, [6]uint64{0, unix.RLIMIT_AS, 0, 0x1000}, ok, false},
 		{"modify_ldt write", unix.SYS_MODIFY_LDT, [6]uint64{0x11, 0x1000, 16}, ok, true},
 		{"modify_ldt read", unix.SYS_MODIFY_LDT, [6]uint64{0, 0x1000, 16}, &trace.Event{Kind: trace.KindSyscallExit, Result: 16}, false},
-		{"shmdt", unix.SYS_SHMDT, [6]uint64{0x1000}, ok, false},
+		{"shmdt (munmap of the attached copy)", unix.SYS_SHMDT, [6]uint64{0x1000}, ok, true},
+		{"mlock", unix.SYS_MLOCK, [6]uint64{0x1000, 4096}, failed, true},
 		{"unknown number", -1, [6]uint64{}, failed, false},
 		{"exit with no outcome", unix.SYS_EXIT, [6]uint64{}, nil, true},
 	}

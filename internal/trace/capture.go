@@ -1,7 +1,9 @@
 package trace
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -166,10 +168,7 @@ func cloneOrCopy(src *os.File, dst string) (d FileDigest, err error) {
 		return d, err
 	}
 	if unix.IoctlFileClone(int(out.Fd()), int(src.Fd())) != nil {
-		if _, err := src.Seek(0, io.SeekStart); err != nil {
-			return d, err
-		}
-		if _, err := io.Copy(out, src); err != nil {
+		if err := CopySparse(out, src); err != nil {
 			return d, err
 		}
 	}
@@ -185,12 +184,93 @@ func cloneOrCopy(src *os.File, dst string) (d FileDigest, err error) {
 	return d, out.Close()
 }
 
-// digestOf reads r to its end and returns its size and SHA-256.
-func digestOf(r io.Reader) (FileDigest, error) {
-	h := sha256.New()
-	n, err := io.CopyBuffer(h, r, make([]byte, 256<<10))
+// digestOf returns the size and content hash of f: SHA-256 over the
+// offset and bytes of every 4 KiB page that is not all zero, then the
+// size. Holes (found with SEEK_DATA/SEEK_HOLE) are not read, so a huge
+// sparse file hashes in a moment, and a copy that stores zero pages as
+// holes or holes as zero pages (cp, tar without -S) has the same digest.
+func digestOf(f *os.File) (FileDigest, error) {
+	fi, err := f.Stat()
 	if err != nil {
 		return FileDigest{}, err
 	}
-	return FileDigest{Size: n, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+	size := fi.Size()
+	h := sha256.New()
+	buf := make([]byte, 256<<10)
+	var zero [pageSize]byte
+	var off8 [8]byte
+	err = forEachExtent(f, size, func(start, end int64) error {
+		for off := start; off < end; {
+			n, err := f.ReadAt(buf[:min(int64(len(buf)), end-off)], off)
+			if n == 0 && err != nil {
+				return err
+			}
+			for p := 0; p < n; p += pageSize {
+				page := buf[p:min(p+pageSize, n)]
+				if bytes.Equal(page, zero[:len(page)]) {
+					continue
+				}
+				binary.LittleEndian.PutUint64(off8[:], uint64(off+int64(p)))
+				h.Write(off8[:])
+				h.Write(page)
+			}
+			off += int64(n)
+		}
+		return nil
+	})
+	if err != nil {
+		return FileDigest{}, err
+	}
+	binary.LittleEndian.PutUint64(off8[:], uint64(size))
+	h.Write(off8[:])
+	return FileDigest{Size: size, SHA256: hex.EncodeToString(h.Sum(nil))}, nil
+}
+
+const pageSize = 4096
+
+// forEachExtent calls fn for each data extent [start, end) of f (of the
+// given size), skipping holes; without SEEK_DATA support the whole file
+// is one extent. Extents are page-aligned at their start.
+func forEachExtent(f *os.File, size int64, fn func(start, end int64) error) error {
+	for off := int64(0); off < size; {
+		data, err := unix.Seek(int(f.Fd()), off, unix.SEEK_DATA)
+		if err != nil {
+			if err == unix.ENXIO { // only a hole is left
+				return nil
+			}
+			data = off // no SEEK_DATA support: read everything
+		}
+		data &^= pageSize - 1
+		hole, err := unix.Seek(int(f.Fd()), data, unix.SEEK_HOLE)
+		if err != nil || hole > size {
+			hole = size
+		}
+		if hole <= data {
+			hole = min(data+pageSize, size)
+		}
+		if err := fn(max(data, off), hole); err != nil {
+			return err
+		}
+		off = hole
+	}
+	return nil
+}
+
+// CopySparse copies the content of src to the empty file dst, keeping
+// src's holes as holes (a sparse file of a terabyte with a few written
+// pages copies in a moment).
+func CopySparse(dst, src *os.File) error {
+	fi, err := src.Stat()
+	if err != nil {
+		return err
+	}
+	size := fi.Size()
+	err = forEachExtent(src, size, func(start, end int64) error {
+		_, err := io.Copy(io.NewOffsetWriter(dst, start), io.NewSectionReader(src, start, end-start))
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	return dst.Truncate(size)
 }

@@ -83,12 +83,55 @@ func (m *Mem) WriteMem(addr uint64, data []byte) error {
 	for len(data) > 0 {
 		n, err := m.f.WriteAt(data, int64(addr))
 		if err != nil {
+			addr += uint64(n)
+			data = data[n:]
+			if k := m.writeShared(addr, data); k > 0 {
+				data = data[k:]
+				addr += uint64(k)
+				continue
+			}
 			return fmt.Errorf("write %d bytes at 0x%x in pid %d: %w", len(data), addr, m.pid, err)
 		}
 		data = data[n:]
 		addr += uint64(n)
 	}
 	return nil
+}
+
+// writeShared writes the start of data at addr through the file behind a
+// MAP_SHARED mapping without write permission, which /proc/pid/mem
+// refuses to write (the kernel forces writes only into private,
+// copy-on-write mappings). It writes no further than the mapping and the
+// file's end, and returns how many bytes it wrote.
+func (m *Mem) writeShared(addr uint64, data []byte) int {
+	maps, err := Maps(m.pid)
+	if err != nil {
+		return 0
+	}
+	for _, mp := range maps {
+		if !mp.Shared || addr < mp.Start || addr >= mp.End {
+			continue
+		}
+		f, err := os.OpenFile(fmt.Sprintf("/proc/%d/map_files/%x-%x", m.pid, mp.Start, mp.End), os.O_RDWR, 0)
+		if err != nil {
+			return 0
+		}
+		defer f.Close()
+		fi, err := f.Stat()
+		if err != nil {
+			return 0
+		}
+		off := int64(mp.Offset + addr - mp.Start)
+		n := min(int64(len(data)), int64(mp.End-addr), fi.Size()-off)
+		if n <= 0 {
+			// Past the end of the file in its last page: the bytes are
+			// not part of the file (a later extension zeroes them).
+			return int(max(0, min(int64(len(data)), int64(mp.End-addr), (fi.Size()+4095)&^4095-off)))
+		}
+		k, _ := f.WriteAt(data[:n], off)
+		return k
+	}
+	return 0
 }
 
 // WriteFast writes data with process_vm_writev (writable pages only),
