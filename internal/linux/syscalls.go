@@ -16,7 +16,6 @@ const (
 // Reasons for Unsupported.
 const (
 	reasonIOUring     = "io_uring shares memory with the kernel asynchronously"
-	reasonPtrace      = "tracing from inside a recording is not supported"
 	reasonAIO         = "Linux AIO completes asynchronously into user memory"
 	reasonModule      = "loading or unloading kernel modules is not supported"
 	reasonKexec       = "loading a new kernel is not supported"
@@ -142,7 +141,7 @@ var syscallList = []Syscall{
 	{Nr: 98, Name: "getrusage", Out: outs(fixed(1, sizeRusage))},
 	{Nr: 99, Name: "sysinfo", Out: outs(fixed(0, sizeSysinfo))},
 	{Nr: 100, Name: "times", Out: outs(fixed(0, sizeTms))},
-	{Nr: 101, Name: "ptrace", Unsupported: reasonPtrace},
+	{Nr: 101, Name: "ptrace", Custom: ptraceRegions},
 	{Nr: 102, Name: "getuid"},
 	{Nr: 103, Name: "syslog", Custom: customSyslog, MayBlock: true}, // SYSLOG_ACTION_READ waits
 	{Nr: 104, Name: "getgid"},

@@ -111,7 +111,7 @@ func TestOutParamsWellFormed(t *testing.T) {
 }
 
 func TestUnsupportedAndBlocking(t *testing.T) {
-	unsupported := strings.Fields(`io_uring_setup io_uring_enter io_uring_register ptrace
+	unsupported := strings.Fields(`io_uring_setup io_uring_enter io_uring_register
 		process_vm_writev userfaultfd perf_event_open bpf kexec_load kexec_file_load
 		init_module finit_module delete_module io_setup io_submit io_getevents
 		io_cancel io_destroy io_pgetevents seccomp modify_ldt`)

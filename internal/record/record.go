@@ -100,6 +100,7 @@ type task struct {
 	exFormer   int
 	dying      bool
 	runStart   time.Time
+	emu        *emuTask // emulated ptrace state (ptraceemu.go)
 }
 
 type recorder struct {
@@ -403,7 +404,7 @@ func (r *recorder) onExited(t *task, st ptrace.Stop) error {
 		r.gotStatus = true
 	}
 	r.remove(t)
-	return nil
+	return r.ptraceGone(t)
 }
 
 func (r *recorder) onEvent(t *task, event int) error {
@@ -411,6 +412,9 @@ func (r *recorder) onEvent(t *task, event int) error {
 	case unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_VFORK:
 		return r.onNewTask(t, event)
 	case unix.PTRACE_EVENT_EXIT:
+		if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
+			return err
+		}
 		t.dying = true
 		t.state = stKernel
 		return r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0))

@@ -98,6 +98,10 @@ func (r *recorder) onEntry(t *task) error {
 		}
 	case unix.SYS_SCHED_SETAFFINITY:
 		r.nullifyCall(t, 0)
+	case unix.SYS_PTRACE, unix.SYS_WAIT4, unix.SYS_WAITID:
+		if err := r.ptraceEntry(t, nr, a); err != nil {
+			return err
+		}
 	case unix.SYS_SHMAT:
 		return &UnsupportedError{Tid: t.tid, Name: "shmat", Reason: "System V shared memory cannot be replayed yet"}
 	}
