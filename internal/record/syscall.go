@@ -299,6 +299,9 @@ func (r *recorder) exitNow(t *task, nr int) error {
 			return r.onExited(t, st)
 		}
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+			if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
+				return err
+			}
 			break
 		}
 		if err := ptrace.Resume(t.tid, ptrace.Syscall, 0); err != nil {
