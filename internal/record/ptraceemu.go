@@ -52,6 +52,13 @@ type emuTask struct {
 	// delivering: the tracer resumed the task with a signal that the
 	// recorder now delivers for real (no new stop).
 	delivering bool
+	// group is the signal of the last group stop (PTRACE_EVENT_STOP
+	// reports it).
+	group int
+	// kicked: the recorder sent this task a SIGSTOP of its own, to make
+	// a blocked wait return (SIGCHLD blocked) or for PTRACE_INTERRUPT;
+	// it is swallowed (kicked) or becomes the stop (interrupt).
+	kicked, interrupt bool
 }
 
 // deliverFlags are the flags of a signal event delivered to t.
@@ -83,15 +90,25 @@ const (
 	reqGetEvtMsg  = 0x4201
 	reqGetSigInfo = 0x4202
 	reqSetSigInfo = 0x4203
+	reqGetRegSet  = 0x4204
+	reqSetRegSet  = 0x4205
 	reqSeize      = 0x4206
+	reqInterrupt  = 0x4207
 )
 
 var reqNames = map[uint64]string{
-	9: "PTRACE_SINGLESTEP", 24: "PTRACE_SYSCALL", 31: "PTRACE_SYSEMU", 32: "PTRACE_SYSEMU_SINGLESTEP",
-	0x4204: "PTRACE_GETREGSET", 0x4205: "PTRACE_SETREGSET", 0x4207: "PTRACE_INTERRUPT", 0x4208: "PTRACE_LISTEN",
+	reqTraceMe: "PTRACE_TRACEME", reqPeekText: "PTRACE_PEEKTEXT", reqPeekData: "PTRACE_PEEKDATA", reqPeekUser: "PTRACE_PEEKUSER",
+	reqPokeText: "PTRACE_POKETEXT", reqPokeData: "PTRACE_POKEDATA", reqPokeUser: "PTRACE_POKEUSER", reqCont: "PTRACE_CONT",
+	reqKill: "PTRACE_KILL", 9: "PTRACE_SINGLESTEP", reqGetRegs: "PTRACE_GETREGS", reqSetRegs: "PTRACE_SETREGS",
+	reqGetFPRegs: "PTRACE_GETFPREGS", reqSetFPRegs: "PTRACE_SETFPREGS", reqAttach: "PTRACE_ATTACH", reqDetach: "PTRACE_DETACH",
+	18: "PTRACE_GETFPXREGS", 19: "PTRACE_SETFPXREGS", 24: "PTRACE_SYSCALL", 25: "PTRACE_GET_THREAD_AREA",
+	26: "PTRACE_SET_THREAD_AREA", 30: "PTRACE_ARCH_PRCTL", 31: "PTRACE_SYSEMU", 32: "PTRACE_SYSEMU_SINGLESTEP",
+	33: "PTRACE_SINGLEBLOCK", reqSetOptions: "PTRACE_SETOPTIONS", reqGetEvtMsg: "PTRACE_GETEVENTMSG",
+	reqGetSigInfo: "PTRACE_GETSIGINFO", reqSetSigInfo: "PTRACE_SETSIGINFO", reqGetRegSet: "PTRACE_GETREGSET",
+	reqSetRegSet: "PTRACE_SETREGSET", reqSeize: "PTRACE_SEIZE", reqInterrupt: "PTRACE_INTERRUPT", 0x4208: "PTRACE_LISTEN",
 	0x4209: "PTRACE_PEEKSIGINFO", 0x420a: "PTRACE_GETSIGMASK", 0x420b: "PTRACE_SETSIGMASK",
 	0x420c: "PTRACE_SECCOMP_GET_FILTER", 0x420d: "PTRACE_SECCOMP_GET_METADATA", 0x420e: "PTRACE_GET_SYSCALL_INFO",
-	25: "PTRACE_GET_THREAD_AREA", 26: "PTRACE_SET_THREAD_AREA", 30: "PTRACE_ARCH_PRCTL", 0x4210: "PTRACE_GET_RSEQ_CONFIGURATION",
+	0x420f: "PTRACE_GET_RSEQ_CONFIGURATION", 0x4210: "PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG",
 }
 
 // supportedOptions are the PTRACE_O_* options the emulation honours.
@@ -114,7 +131,7 @@ func (r *recorder) ptraceEntry(t *task, nr int, a [6]uint64) error {
 func unsupportedPtrace(t *task, req uint64, why string) error {
 	name, ok := reqNames[req]
 	if !ok {
-		name = fmt.Sprintf("request 0x%x", req)
+		name = fmt.Sprintf("request_0x%x", req)
 	}
 	return &UnsupportedError{Tid: t.tid, Name: "ptrace(" + name + ")", Reason: why}
 }
@@ -168,6 +185,23 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 			}
 		}
 		return nil
+	case reqInterrupt:
+		o, e := r.emuTracee(t, pid, false)
+		switch {
+		case o == nil:
+			ret = e
+		case !o.emu.seized:
+			ret = -int64(unix.EIO)
+		case o.emu.stopped:
+		case o.state == stReady:
+			return r.emuStop(o, 0, r.eventStopStatus(o))
+		default:
+			// In a system call: interrupt it with a SIGSTOP that becomes
+			// the stop (the call restarts when the tracee resumes).
+			o.emu.interrupt = true
+			_ = unix.Tgkill(tracee.Tgid(pid), pid, unix.SIGSTOP)
+		}
+		return nil
 	case reqKill:
 		o, e := r.emuTracee(t, pid, false)
 		if o == nil {
@@ -182,7 +216,8 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 	if o == nil {
 		switch req {
 		case reqPeekText, reqPeekData, reqPeekUser, reqPokeText, reqPokeData, reqPokeUser, reqCont, reqGetRegs,
-			reqSetRegs, reqGetFPRegs, reqSetFPRegs, reqDetach, reqSetOptions, reqGetEvtMsg, reqGetSigInfo, reqSetSigInfo:
+			reqSetRegs, reqGetFPRegs, reqSetFPRegs, reqDetach, reqSetOptions, reqGetEvtMsg, reqGetSigInfo, reqSetSigInfo,
+			reqGetRegSet, reqSetRegSet:
 			ret = e
 			return nil
 		}
@@ -304,6 +339,8 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		return 0, nil
 	case reqGetEvtMsg:
 		return put(word(o.emu.eventMsg)), nil
+	case reqGetRegSet, reqSetRegSet:
+		return r.emuRegSet(t, o, req, addr, data)
 	case reqSetOptions:
 		if data&^supportedOptions != 0 {
 			return 0, unsupportedPtrace(t, req, fmt.Sprintf("options 0x%x (only TRACESYSGOOD, TRACEEXIT and EXITKILL are emulated)", data))
@@ -320,6 +357,68 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		return 0, r.emuResume(o, int(data))
 	}
 	return 0, unsupportedPtrace(t, req, "this request is not emulated yet")
+}
+
+// emuRegSet handles PTRACE_GETREGSET/SETREGSET for the general
+// registers (NT_PRSTATUS), FXSAVE (NT_PRFPREG) and XSAVE (NT_X86_XSTATE)
+// areas; data points to an iovec.
+func (r *recorder) emuRegSet(t, o *task, req, nt, data uint64) (int64, error) {
+	var iov [16]byte
+	if data == 0 || t.mem.ReadMem(data, iov[:]) != nil {
+		return -int64(unix.EFAULT), nil
+	}
+	base, n := binary.LittleEndian.Uint64(iov[:8]), binary.LittleEndian.Uint64(iov[8:])
+	var cur []byte
+	switch nt {
+	case 1: // NT_PRSTATUS
+		regs, err := ptrace.GetRegs(o.tid)
+		if err != nil {
+			return -int64(unix.ESRCH), nil
+		}
+		for _, v := range regs {
+			cur = binary.LittleEndian.AppendUint64(cur, v)
+		}
+	case 2, 0x202: // NT_PRFPREG, NT_X86_XSTATE
+		xs, err := ptrace.GetXState(o.tid, r.xsaveSize)
+		if err != nil || len(xs) < 512 {
+			return -int64(unix.EIO), nil
+		}
+		cur = xs
+		if nt == 2 {
+			cur = xs[:512]
+		}
+	default:
+		return 0, unsupportedPtrace(t, req, fmt.Sprintf("register set 0x%x is not emulated", nt))
+	}
+	n = min(n, uint64(len(cur)))
+	if req == reqGetRegSet {
+		binary.LittleEndian.PutUint64(iov[8:], n)
+		if t.mem.WriteMem(base, cur[:n]) != nil || t.mem.WriteMem(data, iov[:]) != nil {
+			return -int64(unix.EFAULT), nil
+		}
+		return 0, nil
+	}
+	b := make([]byte, n)
+	if t.mem.ReadMem(base, b) != nil {
+		return -int64(unix.EFAULT), nil
+	}
+	copy(cur, b)
+	if nt == 1 {
+		var regs trace.Regs
+		for i := range regs {
+			regs[i] = binary.LittleEndian.Uint64(cur[i*8:])
+		}
+		return r.emuSetRegs(o, &regs)
+	}
+	xs, err := ptrace.GetXState(o.tid, r.xsaveSize)
+	if err != nil {
+		return -int64(unix.EIO), nil
+	}
+	copy(xs, cur)
+	if err := ptrace.SetXState(o.tid, xs); err != nil {
+		return -int64(unix.EIO), nil
+	}
+	return 0, r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(o.tid), XState: xs})
 }
 
 func (r *recorder) emuSetRegs(o *task, regs *trace.Regs) (int64, error) {
@@ -350,6 +449,11 @@ func (r *recorder) emuResume(o *task, sig int) error {
 	if sig == 0 || wasSig == 0 {
 		return nil
 	}
+	if linux.DefaultAction(sig) == linux.Stop {
+		if caught, ignored := disposition(o.tid, sig); !caught && !ignored {
+			return r.emuGroupStop(o, sig)
+		}
+	}
 	si, err := ptrace.GetSigInfo(o.tid)
 	if err != nil {
 		return r.lost(o, err)
@@ -377,6 +481,15 @@ func (r *recorder) emuResume(o *task, sig int) error {
 // an emulated signal-delivery stop. It reports whether it did.
 func (r *recorder) ptraceSignalStop(t *task, sig int, si *ptrace.SigInfo, regs *trace.Regs) (bool, error) {
 	e := t.emu
+	if e != nil && e.kicked && sig == int(unix.SIGSTOP) {
+		// Our own SIGSTOP that made a wait return: not the program's.
+		e.kicked = false
+		before := *regs
+		t.pendingSig = 0
+		t.lastRegs = *regs
+		return true, r.emit(&trace.Event{Kind: trace.KindSignal, Tid: int32(t.tid), Signo: int32(sig), Regs: &before,
+			SigInfo: append([]byte(nil), si[:]...), Flags: SigIgnored})
+	}
 	if e == nil || e.tracer == 0 || e.delivering || sig == int(unix.SIGKILL) {
 		return false, nil
 	}
@@ -388,7 +501,43 @@ func (r *recorder) ptraceSignalStop(t *task, sig int, si *ptrace.SigInfo, regs *
 	}
 	t.lastRegs = *regs
 	t.pendingSig = 0
+	if e.interrupt && sig == int(unix.SIGSTOP) {
+		e.interrupt = false
+		return true, r.emuStop(t, 0, r.eventStopStatus(t))
+	}
 	return true, r.emuStop(t, sig, sig<<8|0x7f)
+}
+
+// eventStopStatus is the wait status of a PTRACE_EVENT_STOP of a seized
+// tracee (PTRACE_INTERRUPT): it carries the last group-stop signal.
+func (r *recorder) eventStopStatus(t *task) int {
+	sig := t.emu.group
+	if sig == 0 {
+		sig = int(unix.SIGTRAP)
+	}
+	return unix.PTRACE_EVENT_STOP<<16 | sig<<8 | 0x7f
+}
+
+// emuGroupStop: the tracer resumed o with a stop signal (SIGSTOP,
+// SIGTSTP, ...) whose default action applies: o enters a group stop,
+// which its tracer sees as another stop (PTRACE_EVENT_STOP if seized).
+func (r *recorder) emuGroupStop(o *task, sig int) error {
+	regs, err := ptrace.GetRegs(o.tid)
+	if err != nil {
+		return r.lost(o, err)
+	}
+	si, _ := ptrace.GetSigInfo(o.tid)
+	before := regs
+	if err := r.emit(&trace.Event{Kind: trace.KindSignal, Tid: int32(o.tid), Signo: int32(sig), Regs: &before,
+		SigInfo: append([]byte(nil), si[:]...), Flags: SigIgnored | SigPtraceResumed}); err != nil {
+		return err
+	}
+	o.emu.group = sig
+	status := sig<<8 | 0x7f
+	if o.emu.seized {
+		status |= unix.PTRACE_EVENT_STOP << 16
+	}
+	return r.emuStop(o, 0, status)
 }
 
 // ptraceExitStop: t reached PTRACE_EVENT_EXIT; its emulated tracer asked
@@ -433,6 +582,20 @@ func (r *recorder) emuStop(t *task, sig, status int) error {
 	tr.reraised[int(unix.SIGCHLD)] = si
 	if err := unix.Tgkill(e.tracer, tr.tid, unix.SIGCHLD); err != nil {
 		delete(tr.reraised, int(unix.SIGCHLD))
+	}
+	if tr.state == stKernel && (tr.sysno == unix.SYS_WAIT4 || tr.sysno == unix.SYS_WAITID) {
+		if m, err := strconv.ParseUint(procStatus(tr.tid, "SigBlk"), 16, 64); err == nil && m&(1<<(unix.SIGCHLD-1)) != 0 {
+			// SIGCHLD is blocked and would not end the wait (the kernel
+			// wakes a real tracer's wait directly): stop it with a
+			// SIGSTOP of ours; the wait restarts and finds the stop.
+			if tr.emu == nil {
+				tr.emu = &emuTask{}
+			}
+			tr.emu.kicked = true
+			if err := unix.Tgkill(e.tracer, tr.tid, unix.SIGSTOP); err != nil {
+				tr.emu.kicked = false
+			}
+		}
 	}
 	return nil
 }
@@ -526,6 +689,33 @@ func (r *recorder) ptraceGone(t *task) error {
 	return nil
 }
 
+// procMemWrite: a pwrite64 through /proc/PID/mem of another recorded
+// process (debuggers plant breakpoints this way) changed that process's
+// memory; it becomes a KindPtraceWrite event on it, so replay writes the
+// same bytes at the same point.
+func (r *recorder) procMemWrite(t *task, a linux.Args, ret int64) error {
+	if t.sysno != unix.SYS_PWRITE64 {
+		return nil
+	}
+	link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int(int32(a[0]))))
+	if err != nil {
+		return nil
+	}
+	var pid int
+	if n, _ := fmt.Sscanf(link, "/proc/%d/mem", &pid); n != 1 || link != fmt.Sprintf("/proc/%d/mem", pid) {
+		return nil
+	}
+	o := r.processTask(pid)
+	if o == nil || tracee.Tgid(o.tid) == tracee.Tgid(t.tid) {
+		return nil
+	}
+	b := make([]byte, ret)
+	if err := o.mem.ReadMem(a[3], b); err != nil {
+		return fmt.Errorf("tid %d: read back a write to /proc/%d/mem: %w", t.tid, pid, err)
+	}
+	return r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(o.tid), Mem: []trace.MemWrite{{Addr: a[3], Data: b}}})
+}
+
 // processTask returns a recorded task of process tgid (its leader if
 // present), or nil.
 func (r *recorder) processTask(tgid int) *task {
@@ -542,15 +732,20 @@ func (r *recorder) processTask(tgid int) *task {
 
 // ppidOf reads the parent process id of tid.
 func ppidOf(tid int) int {
+	n, _ := strconv.Atoi(procStatus(tid, "PPid"))
+	return n
+}
+
+// procStatus reads one field of /proc/tid/status ("" if absent).
+func procStatus(tid int, key string) string {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
-		return 0
+		return ""
 	}
 	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, []byte("PPid:\t")); ok {
-			n, _ := strconv.Atoi(string(v))
-			return n
+		if v, ok := bytes.CutPrefix(line, []byte(key+":\t")); ok {
+			return string(v)
 		}
 	}
-	return 0
+	return ""
 }

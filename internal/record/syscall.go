@@ -230,6 +230,9 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 	case unix.SYS_WRITE, unix.SYS_WRITEV, unix.SYS_PWRITE64, unix.SYS_PWRITEV, unix.SYS_PWRITEV2:
 		if ret > 0 {
 			ev.Flags |= r.stdioFlag(t, int(int32(a[0])))
+			if err := r.procMemWrite(t, a, ret); err != nil {
+				return err
+			}
 			return r.refreshSharedMaps(t, ev, int(int32(a[0])))
 		}
 	case unix.SYS_FTRUNCATE, unix.SYS_FALLOCATE, unix.SYS_COPY_FILE_RANGE, unix.SYS_SENDFILE, unix.SYS_SPLICE:
