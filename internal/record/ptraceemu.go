@@ -689,6 +689,20 @@ func (r *recorder) ptraceGone(t *task) error {
 	return nil
 }
 
+// ptraceExec: t completed an execve. A tracee attached without
+// PTRACE_SEIZE gets the kernel's legacy SIGTRAP after exec (gorr's own
+// PTRACE_O_TRACEEXEC suppresses the real one), which stops it for its
+// tracer like any signal.
+func (r *recorder) ptraceExec(t *task) error {
+	if e := t.emu; e == nil || e.tracer == 0 || e.seized {
+		return nil
+	}
+	if err := unix.Tgkill(tracee.Tgid(t.tid), t.tid, unix.SIGTRAP); err != nil {
+		return fmt.Errorf("tid %d: SIGTRAP after exec: %w", t.tid, err)
+	}
+	return nil
+}
+
 // procMemWrite: a pwrite64 through /proc/PID/mem of another recorded
 // process (debuggers plant breakpoints this way) changed that process's
 // memory; it becomes a KindPtraceWrite event on it, so replay writes the

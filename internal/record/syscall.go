@@ -161,7 +161,10 @@ func (r *recorder) onExit(t *task) error {
 	ret := int64(regs[ptrace.RAX])
 	if t.execed && (t.sysno == unix.SYS_EXECVE || t.sysno == unix.SYS_EXECVEAT) && ret == 0 {
 		t.execed = false
-		return r.onExecDone(t, t.exFormer)
+		if err := r.onExecDone(t, t.exFormer); err != nil {
+			return err
+		}
+		return r.ptraceExec(t)
 	}
 	ev := &trace.Event{Kind: trace.KindSyscallExit, Tid: int32(t.tid), Sysno: int32(t.sysno), Result: ret, Regs: &regs}
 	a := linux.Args(ptrace.SyscallArgs(&t.entry))
