@@ -59,6 +59,10 @@ type emuTask struct {
 	// a blocked wait return (SIGCHLD blocked) or for PTRACE_INTERRUPT;
 	// it is swallowed (kicked) or becomes the stop (interrupt).
 	kicked, interrupt bool
+	// paused holds the entry registers of a wait that the recorder turned
+	// into ppoll(NULL, 0, NULL, NULL) (a wait for a tracee that is not a
+	// child would fail with ECHILD); they are restored at its exit.
+	paused *trace.Regs
 }
 
 // deliverFlags are the flags of a signal event delivered to t.
@@ -629,7 +633,21 @@ func (r *recorder) emuWait(t *task, nr int, a [6]uint64) error {
 	if found == nil {
 		if traced != nil && (nr == unix.SYS_WAIT4 && int(int32(a[0])) == traced.tid || nr == unix.SYS_WAITID && a[0] == unix.P_PID) &&
 			tracee.Tgid(ppidOf(traced.tid)) != tg {
-			return &UnsupportedError{Tid: t.tid, Name: linux.Name(nr), Reason: "waiting for an emulated ptrace tracee that is not a child of the tracer"}
+			// The kernel would answer ECHILD: block in ppoll instead (as
+			// rr does) until the SIGCHLD of the stop interrupts it; the
+			// restarted wait then finds the stop.
+			if t.emu == nil {
+				t.emu = &emuTask{}
+			}
+			saved := t.entry
+			t.emu.paused = &saved
+			regs := t.entry
+			regs[ptrace.ORIGRAX] = unix.SYS_PPOLL
+			regs[ptrace.RDI], regs[ptrace.RSI], regs[ptrace.RDX], regs[ptrace.R10] = 0, 0, 0, 0
+			if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+				t.emu.paused = nil
+				return r.lost(t, err)
+			}
 		}
 		return nil
 	}
@@ -662,6 +680,25 @@ func (r *recorder) emuWait(t *task, nr int, a [6]uint64) error {
 		found.emu.pending = false
 	}
 	return nil
+}
+
+// ptraceExitFix: at the exit of a wait the recorder turned into ppoll,
+// the wait's registers come back (so a restart repeats the wait, and
+// replay sees the call it expects) and an interruption reads as wait's
+// own -ERESTARTSYS.
+func (r *recorder) ptraceExitFix(t *task, regs *trace.Regs) error {
+	if t.emu == nil || t.emu.paused == nil {
+		return nil
+	}
+	saved := t.emu.paused
+	t.emu.paused = nil
+	for _, i := range []int{ptrace.ORIGRAX, ptrace.RDI, ptrace.RSI, ptrace.RDX, ptrace.R10} {
+		regs[i] = saved[i]
+	}
+	if int64(regs[ptrace.RAX]) == -514 || int64(regs[ptrace.RAX]) == -int64(unix.EINTR) { // ERESTARTNOHAND
+		regs[ptrace.RAX] = ^uint64(511) // -ERESTARTSYS
+	}
+	return r.lost(t, ptrace.SetRegs(t.tid, regs))
 }
 
 // ptraceGone: t has exited. Its emulated tracees are detached (and

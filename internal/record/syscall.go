@@ -158,6 +158,9 @@ func (r *recorder) onExit(t *task) error {
 		}
 		t.nullify = false
 	}
+	if err := r.ptraceExitFix(t, &regs); err != nil {
+		return err
+	}
 	ret := int64(regs[ptrace.RAX])
 	if t.execed && (t.sysno == unix.SYS_EXECVE || t.sysno == unix.SYS_EXECVEAT) && ret == 0 {
 		t.execed = false
