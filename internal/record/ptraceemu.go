@@ -63,6 +63,17 @@ type emuTask struct {
 	// into ppoll(NULL, 0, NULL, NULL) (a wait for a tracee that is not a
 	// child would fail with ECHILD); they are restored at its exit.
 	paused *trace.Regs
+	// child: the tracee is a child of its tracer, whose real wait then
+	// sees its exit; exits of other tracees are kept in the tracer's
+	// exits until its wait collects them.
+	child bool
+	exits []emuExit
+}
+
+// emuExit is the exit of a tracee that is not its tracer's child.
+type emuExit struct {
+	tid    int
+	status unix.WaitStatus
 }
 
 // deliverFlags are the flags of a signal event delivered to t.
@@ -165,7 +176,7 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 			ret = -int64(unix.EPERM)
 			return nil
 		}
-		t.emu = &emuTask{tracer: ppid}
+		t.emu = &emuTask{tracer: ppid, child: true}
 		return nil
 	case reqAttach, reqSeize:
 		o := r.tasks[pid]
@@ -177,7 +188,7 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 		case req == reqSeize && data&^supportedOptions != 0:
 			return unsupportedPtrace(t, req, fmt.Sprintf("PTRACE_SEIZE with options 0x%x (only TRACESYSGOOD, TRACEEXIT and EXITKILL are emulated)", data))
 		default:
-			o.emu = &emuTask{tracer: tracee.Tgid(t.tid), seized: req == reqSeize}
+			o.emu = &emuTask{tracer: tracee.Tgid(t.tid), seized: req == reqSeize, child: ppidOf(tracee.Tgid(pid)) == tracee.Tgid(t.tid)}
 			if req == reqSeize {
 				o.emu.options = data
 				return nil
@@ -567,24 +578,31 @@ func (r *recorder) emuStop(t *task, sig, status int) error {
 	e := t.emu
 	e.stopped, e.pending, e.sig, e.status = true, true, sig, status
 	t.state = stEmuStopped
-	tr := r.processTask(e.tracer)
+	r.notifyTracer(e.tracer, t.tid, 4, status>>8&0xffff) // CLD_TRAPPED
+	return nil
+}
+
+// notifyTracer sends SIGCHLD (code CLD_*, status) about tracee tid to
+// its emulated tracer, waking a wait it is blocked in.
+func (r *recorder) notifyTracer(tracer, tid, code, status int) {
+	tr := r.processTask(tracer)
 	if tr == nil {
-		return nil
+		return
 	}
 	for _, o := range r.tasks {
-		if tracee.Tgid(o.tid) == e.tracer && o.state == stKernel && (o.sysno == unix.SYS_WAIT4 || o.sysno == unix.SYS_WAITID) {
+		if tracee.Tgid(o.tid) == tracer && o.state == stKernel && (o.sysno == unix.SYS_WAIT4 || o.sysno == unix.SYS_WAITID) {
 			tr = o
 			break
 		}
 	}
 	var si ptrace.SigInfo
 	binary.LittleEndian.PutUint32(si[0:], uint32(unix.SIGCHLD))
-	binary.LittleEndian.PutUint32(si[8:], 4) // CLD_TRAPPED
-	binary.LittleEndian.PutUint32(si[16:], uint32(t.tid))
+	binary.LittleEndian.PutUint32(si[8:], uint32(code))
+	binary.LittleEndian.PutUint32(si[16:], uint32(tid))
 	binary.LittleEndian.PutUint32(si[20:], uint32(os.Getuid()))
-	binary.LittleEndian.PutUint32(si[24:], uint32(status>>8&0xffff))
+	binary.LittleEndian.PutUint32(si[24:], uint32(status))
 	tr.reraised[int(unix.SIGCHLD)] = si
-	if err := unix.Tgkill(e.tracer, tr.tid, unix.SIGCHLD); err != nil {
+	if err := unix.Tgkill(tracer, tr.tid, unix.SIGCHLD); err != nil {
 		delete(tr.reraised, int(unix.SIGCHLD))
 	}
 	if tr.state == stKernel && (tr.sysno == unix.SYS_WAIT4 || tr.sysno == unix.SYS_WAITID) {
@@ -596,12 +614,11 @@ func (r *recorder) emuStop(t *task, sig, status int) error {
 				tr.emu = &emuTask{}
 			}
 			tr.emu.kicked = true
-			if err := unix.Tgkill(e.tracer, tr.tid, unix.SIGSTOP); err != nil {
+			if err := unix.Tgkill(tracer, tr.tid, unix.SIGSTOP); err != nil {
 				tr.emu.kicked = false
 			}
 		}
 	}
-	return nil
 }
 
 // emuWait answers a wait4/waitid of a tracer from a pending emulated
@@ -619,6 +636,9 @@ func (r *recorder) emuWait(t *task, nr int, a [6]uint64) error {
 		match = func(o *task) bool {
 			return idtype == unix.P_ALL || idtype == unix.P_PGID || idtype == unix.P_PID && o.tid == id
 		}
+	}
+	if done, err := r.emuWaitExit(t, nr, a, match, nowait); done || err != nil {
+		return err
 	}
 	var found, traced *task
 	for _, o := range r.tasks {
@@ -682,6 +702,53 @@ func (r *recorder) emuWait(t *task, nr int, a [6]uint64) error {
 	return nil
 }
 
+// emuWaitExit answers a wait from the recorded exit of a tracee that is
+// not the tracer's child.
+func (r *recorder) emuWaitExit(t *task, nr int, a [6]uint64, match func(*task) bool, nowait bool) (bool, error) {
+	tg := tracee.Tgid(t.tid)
+	for _, o := range r.tasks {
+		if tracee.Tgid(o.tid) != tg || o.emu == nil {
+			continue
+		}
+		for i, x := range o.emu.exits {
+			if !match(&task{tid: x.tid}) {
+				continue
+			}
+			if nr == unix.SYS_WAIT4 {
+				if a[1] != 0 && t.mem.WriteMem(a[1], binary.LittleEndian.AppendUint32(nil, uint32(x.status))) != nil {
+					r.nullifyCall(t, -int64(unix.EFAULT))
+					return true, nil
+				}
+				if a[3] != 0 {
+					_ = t.mem.WriteMem(a[3], make([]byte, 144))
+				}
+				r.nullifyCall(t, int64(x.tid))
+			} else {
+				code, st := 1, x.status.ExitStatus() // CLD_EXITED
+				if x.status.Signaled() {
+					code, st = 2, int(x.status.Signal()) // CLD_KILLED
+				}
+				si := make([]byte, 128)
+				binary.LittleEndian.PutUint32(si[0:], uint32(unix.SIGCHLD))
+				binary.LittleEndian.PutUint32(si[8:], uint32(code))
+				binary.LittleEndian.PutUint32(si[16:], uint32(x.tid))
+				binary.LittleEndian.PutUint32(si[20:], uint32(os.Getuid()))
+				binary.LittleEndian.PutUint32(si[24:], uint32(st))
+				if a[2] != 0 && t.mem.WriteMem(a[2], si) != nil {
+					r.nullifyCall(t, -int64(unix.EFAULT))
+					return true, nil
+				}
+				r.nullifyCall(t, 0)
+			}
+			if !nowait {
+				o.emu.exits = append(o.emu.exits[:i], o.emu.exits[i+1:]...)
+			}
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // ptraceExitFix: at the exit of a wait the recorder turned into ppoll,
 // the wait's registers come back (so a restart repeats the wait, and
 // replay sees the call it expects) and an interruption reads as wait's
@@ -703,9 +770,22 @@ func (r *recorder) ptraceExitFix(t *task, regs *trace.Regs) error {
 
 // ptraceGone: t has exited. Its emulated tracees are detached (and
 // resumed, or killed with PTRACE_O_EXITKILL) when its process is gone.
-func (r *recorder) ptraceGone(t *task) error {
-	if t.emu != nil {
-		t.emu.tracer = 0
+func (r *recorder) ptraceGone(t *task, status unix.WaitStatus) error {
+	if e := t.emu; e != nil && e.tracer != 0 {
+		if !e.child {
+			if tr := r.processTask(e.tracer); tr != nil {
+				if tr.emu == nil {
+					tr.emu = &emuTask{}
+				}
+				tr.emu.exits = append(tr.emu.exits, emuExit{tid: t.tid, status: status})
+				code, st := 1, status.ExitStatus()
+				if status.Signaled() {
+					code, st = 2, int(status.Signal())
+				}
+				r.notifyTracer(e.tracer, t.tid, code, st)
+			}
+		}
+		e.tracer = 0
 	}
 	tg := t.tid
 	if tracee.Tgid(t.tid) != t.tid && r.processTask(tracee.Tgid(t.tid)) != nil {

@@ -404,7 +404,7 @@ func (r *recorder) onExited(t *task, st ptrace.Stop) error {
 		r.gotStatus = true
 	}
 	r.remove(t)
-	return r.ptraceGone(t)
+	return r.ptraceGone(t, st.Status)
 }
 
 func (r *recorder) onEvent(t *task, event int) error {
