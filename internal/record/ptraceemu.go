@@ -76,6 +76,16 @@ type emuExit struct {
 	status unix.WaitStatus
 }
 
+// attach makes e (nil: a new state) the state of a freshly attached
+// tracee, keeping what belongs to the task as a tracer itself.
+func (e *emuTask) attach(tracer int, seized, child bool) *emuTask {
+	n := &emuTask{tracer: tracer, seized: seized, child: child}
+	if e != nil {
+		n.exits, n.kicked, n.paused = e.exits, e.kicked, e.paused
+	}
+	return n
+}
+
 // deliverFlags are the flags of a signal event delivered to t.
 func (e *emuTask) deliverFlags() uint64 {
 	if e != nil && e.delivering {
@@ -176,7 +186,7 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 			ret = -int64(unix.EPERM)
 			return nil
 		}
-		t.emu = &emuTask{tracer: ppid, child: true}
+		t.emu = t.emu.attach(ppid, false, true)
 		return nil
 	case reqAttach, reqSeize:
 		o := r.tasks[pid]
@@ -188,7 +198,7 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 		case req == reqSeize && data&^supportedOptions != 0:
 			return unsupportedPtrace(t, req, fmt.Sprintf("PTRACE_SEIZE with options 0x%x (only TRACESYSGOOD, TRACEEXIT and EXITKILL are emulated)", data))
 		default:
-			o.emu = &emuTask{tracer: tracee.Tgid(t.tid), seized: req == reqSeize, child: ppidOf(tracee.Tgid(pid)) == tracee.Tgid(t.tid)}
+			o.emu = o.emu.attach(tracee.Tgid(t.tid), req == reqSeize, ppidOf(tracee.Tgid(pid)) == tracee.Tgid(t.tid))
 			if req == reqSeize {
 				o.emu.options = data
 				return nil
