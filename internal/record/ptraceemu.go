@@ -68,6 +68,8 @@ type emuTask struct {
 	// exits until its wait collects them.
 	child bool
 	exits []emuExit
+	// inCall: stopped at a fork/vfork/clone event inside the call.
+	inCall bool
 }
 
 // emuExit is the exit of a tracee that is not its tracer's child.
@@ -137,7 +139,8 @@ var reqNames = map[uint64]string{
 }
 
 // supportedOptions are the PTRACE_O_* options the emulation honours.
-const supportedOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_EXITKILL
+const supportedOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_EXITKILL |
+	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE
 
 const userRegsSize = 27 * 8
 
@@ -196,9 +199,11 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 		case o.emu != nil && o.emu.tracer != 0, tracee.Tgid(pid) == tracee.Tgid(t.tid):
 			ret = -int64(unix.EPERM)
 		case req == reqSeize && data&^supportedOptions != 0:
-			return unsupportedPtrace(t, req, fmt.Sprintf("PTRACE_SEIZE with options 0x%x (only TRACESYSGOOD, TRACEEXIT and EXITKILL are emulated)", data))
+			return unsupportedPtrace(t, req, fmt.Sprintf("PTRACE_SEIZE with options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK and TRACECLONE are emulated)", data))
 		default:
-			o.emu = o.emu.attach(tracee.Tgid(t.tid), req == reqSeize, ppidOf(tracee.Tgid(pid)) == tracee.Tgid(t.tid))
+			// Only a process leader is a child the real wait reports.
+			child := tracee.Tgid(pid) == pid && ppidOf(pid) == tracee.Tgid(t.tid)
+			o.emu = o.emu.attach(tracee.Tgid(t.tid), req == reqSeize, child)
 			if req == reqSeize {
 				o.emu.options = data
 				return nil
@@ -255,6 +260,12 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 
 // ptraceOn performs a request of tracer t on its stopped tracee o.
 func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
+	switch req {
+	case reqPokeUser, reqSetRegs, reqSetFPRegs, reqSetRegSet:
+		if o.emu.inCall {
+			return 0, unsupportedPtrace(t, req, "changing registers at a fork/vfork/clone event stop is not emulated")
+		}
+	}
 	eio, efault := -int64(unix.EIO), -int64(unix.EFAULT)
 	put := func(b []byte) int64 {
 		if data == 0 || t.mem.WriteMem(data, b) != nil {
@@ -368,7 +379,7 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		return r.emuRegSet(t, o, req, addr, data)
 	case reqSetOptions:
 		if data&^supportedOptions != 0 {
-			return 0, unsupportedPtrace(t, req, fmt.Sprintf("options 0x%x (only TRACESYSGOOD, TRACEEXIT and EXITKILL are emulated)", data))
+			return 0, unsupportedPtrace(t, req, fmt.Sprintf("options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK and TRACECLONE are emulated)", data))
 		}
 		o.emu.options = data
 		return 0, nil
@@ -464,6 +475,13 @@ func (r *recorder) emuResume(o *task, sig int) error {
 	}
 	wasSig := e.sig
 	e.stopped, e.pending, e.sig = false, false, 0
+	if e.inCall {
+		// Stopped at a fork/clone event: finish the call (a vfork
+		// parent then sleeps until its child execs or exits).
+		e.inCall = false
+		o.state = stKernel
+		return r.lost(o, ptrace.Resume(o.tid, ptrace.Syscall, 0))
+	}
 	if o.dying {
 		// Stopped at PTRACE_EVENT_EXIT: let it die.
 		o.state = stKernel
@@ -565,6 +583,39 @@ func (r *recorder) emuGroupStop(o *task, sig int) error {
 	return r.emuStop(o, 0, status)
 }
 
+// ptraceNewTask: parent, an emulated tracee whose tracer asked for
+// PTRACE_O_TRACEFORK/VFORK/CLONE, created child. The child is traced by
+// the same tracer (first stop: PTRACE_EVENT_STOP if seized, else
+// SIGSTOP) and the parent stops at the event. It reports whether the
+// parent now stays stopped.
+func (r *recorder) ptraceNewTask(parent, child *task, event int) (bool, error) {
+	e := parent.emu
+	if e == nil || e.tracer == 0 {
+		return false, nil
+	}
+	opt := map[int]uint64{unix.PTRACE_EVENT_FORK: unix.PTRACE_O_TRACEFORK, unix.PTRACE_EVENT_VFORK: unix.PTRACE_O_TRACEVFORK,
+		unix.PTRACE_EVENT_CLONE: unix.PTRACE_O_TRACECLONE}[event]
+	if e.options&opt == 0 {
+		return false, nil
+	}
+	child.emu = child.emu.attach(e.tracer, e.seized, false)
+	child.emu.options = e.options
+	if e.seized {
+		if err := r.emuStop(child, 0, r.eventStopStatus(child)); err != nil {
+			return true, err
+		}
+	} else if err := unix.Tgkill(tracee.Tgid(child.tid), child.tid, unix.SIGSTOP); err != nil {
+		return true, fmt.Errorf("new tracee %d: %w", child.tid, err)
+	}
+	e.eventMsg = uint64(child.tid)
+	parent.state = stKernel
+	if err := r.emuStop(parent, 0, event<<16|int(unix.SIGTRAP)<<8|0x7f); err != nil {
+		return true, err
+	}
+	e.inCall = true
+	return true, nil
+}
+
 // ptraceExitStop: t reached PTRACE_EVENT_EXIT; its emulated tracer asked
 // to see it (PTRACE_O_TRACEEXIT). It reports whether t now stays stopped.
 func (r *recorder) ptraceExitStop(t *task) (bool, error) {
@@ -662,7 +713,7 @@ func (r *recorder) emuWait(t *task, nr int, a [6]uint64) error {
 	}
 	if found == nil {
 		if traced != nil && (nr == unix.SYS_WAIT4 && int(int32(a[0])) == traced.tid || nr == unix.SYS_WAITID && a[0] == unix.P_PID) &&
-			tracee.Tgid(ppidOf(traced.tid)) != tg {
+			!traced.emu.child {
 			// The kernel would answer ECHILD: block in ppoll instead (as
 			// rr does) until the SIGCHLD of the stop interrupts it; the
 			// restarted wait then finds the stop.

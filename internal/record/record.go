@@ -478,6 +478,9 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 	if err := r.emit(ev); err != nil {
 		return err
 	}
+	if stopped, err := r.ptraceNewTask(parent, child, event); stopped || err != nil {
+		return err
+	}
 	parent.state = stKernel
 	if event != unix.PTRACE_EVENT_VFORK {
 		r.fast = parent
