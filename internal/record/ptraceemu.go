@@ -140,7 +140,7 @@ var reqNames = map[uint64]string{
 
 // supportedOptions are the PTRACE_O_* options the emulation honours.
 const supportedOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_EXITKILL |
-	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE
+	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEEXEC
 
 const userRegsSize = 27 * 8
 
@@ -199,7 +199,7 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 		case o.emu != nil && o.emu.tracer != 0, tracee.Tgid(pid) == tracee.Tgid(t.tid):
 			ret = -int64(unix.EPERM)
 		case req == reqSeize && data&^supportedOptions != 0:
-			return unsupportedPtrace(t, req, fmt.Sprintf("PTRACE_SEIZE with options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK and TRACECLONE are emulated)", data))
+			return unsupportedPtrace(t, req, fmt.Sprintf("PTRACE_SEIZE with options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK, TRACECLONE and TRACEEXEC are emulated)", data))
 		default:
 			// Only a process leader is a child the real wait reports.
 			child := tracee.Tgid(pid) == pid && ppidOf(pid) == tracee.Tgid(t.tid)
@@ -379,7 +379,7 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		return r.emuRegSet(t, o, req, addr, data)
 	case reqSetOptions:
 		if data&^supportedOptions != 0 {
-			return 0, unsupportedPtrace(t, req, fmt.Sprintf("options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK and TRACECLONE are emulated)", data))
+			return 0, unsupportedPtrace(t, req, fmt.Sprintf("options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK, TRACECLONE and TRACEEXEC are emulated)", data))
 		}
 		o.emu.options = data
 		return 0, nil
@@ -872,7 +872,16 @@ func (r *recorder) ptraceGone(t *task, status unix.WaitStatus) error {
 // PTRACE_O_TRACEEXEC suppresses the real one), which stops it for its
 // tracer like any signal.
 func (r *recorder) ptraceExec(t *task) error {
-	if e := t.emu; e == nil || e.tracer == 0 || e.seized {
+	e := t.emu
+	if e == nil || e.tracer == 0 {
+		return nil
+	}
+	if e.options&unix.PTRACE_O_TRACEEXEC != 0 {
+		// PTRACE_EVENT_EXEC: the message is the tid before exec.
+		e.eventMsg = uint64(t.exFormer)
+		return r.emuStop(t, 0, unix.PTRACE_EVENT_EXEC<<16|int(unix.SIGTRAP)<<8|0x7f)
+	}
+	if e.seized {
 		return nil
 	}
 	if err := unix.Tgkill(tracee.Tgid(t.tid), t.tid, unix.SIGTRAP); err != nil {
