@@ -140,7 +140,8 @@ var reqNames = map[uint64]string{
 
 // supportedOptions are the PTRACE_O_* options the emulation honours.
 const supportedOptions = unix.PTRACE_O_TRACESYSGOOD | unix.PTRACE_O_TRACEEXIT | unix.PTRACE_O_EXITKILL |
-	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEEXEC
+	unix.PTRACE_O_TRACEFORK | unix.PTRACE_O_TRACEVFORK | unix.PTRACE_O_TRACECLONE | unix.PTRACE_O_TRACEEXEC |
+	unix.PTRACE_O_TRACEVFORKDONE
 
 const userRegsSize = 27 * 8
 
@@ -199,7 +200,7 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 		case o.emu != nil && o.emu.tracer != 0, tracee.Tgid(pid) == tracee.Tgid(t.tid):
 			ret = -int64(unix.EPERM)
 		case req == reqSeize && data&^supportedOptions != 0:
-			return unsupportedPtrace(t, req, fmt.Sprintf("PTRACE_SEIZE with options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK, TRACECLONE and TRACEEXEC are emulated)", data))
+			return unsupportedPtrace(t, req, fmt.Sprintf("PTRACE_SEIZE with options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK, TRACECLONE, TRACEEXEC and TRACEVFORKDONE are emulated)", data))
 		default:
 			// Only a process leader is a child the real wait reports.
 			child := tracee.Tgid(pid) == pid && ppidOf(pid) == tracee.Tgid(t.tid)
@@ -379,7 +380,7 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		return r.emuRegSet(t, o, req, addr, data)
 	case reqSetOptions:
 		if data&^supportedOptions != 0 {
-			return 0, unsupportedPtrace(t, req, fmt.Sprintf("options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK, TRACECLONE and TRACEEXEC are emulated)", data))
+			return 0, unsupportedPtrace(t, req, fmt.Sprintf("options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK, TRACECLONE, TRACEEXEC and TRACEVFORKDONE are emulated)", data))
 		}
 		o.emu.options = data
 		return 0, nil
@@ -815,7 +816,19 @@ func (r *recorder) emuWaitExit(t *task, nr int, a [6]uint64, match func(*task) b
 // replay sees the call it expects) and an interruption reads as wait's
 // own -ERESTARTSYS.
 func (r *recorder) ptraceExitFix(t *task, regs *trace.Regs) error {
-	if t.emu == nil || t.emu.paused == nil {
+	if t.emu == nil {
+		return nil
+	}
+	if e := t.emu; e.tracer != 0 && e.options&unix.PTRACE_O_TRACEVFORKDONE != 0 && int64(regs[ptrace.RAX]) > 0 {
+		if flags, _ := r.cloneFlags(t); (t.sysno == unix.SYS_VFORK || t.sysno == unix.SYS_CLONE || t.sysno == unix.SYS_CLONE3) && flags&unix.CLONE_VFORK != 0 {
+			// PTRACE_EVENT_VFORK_DONE, at the vfork's exit.
+			e.eventMsg = regs[ptrace.RAX]
+			if err := r.emuStop(t, 0, unix.PTRACE_EVENT_VFORK_DONE<<16|int(unix.SIGTRAP)<<8|0x7f); err != nil {
+				return err
+			}
+		}
+	}
+	if t.emu.paused == nil {
 		return nil
 	}
 	saved := t.emu.paused
