@@ -16,10 +16,14 @@ const (
 	ptraceGetSigInfo  = 0x4202
 	ptraceGetRegSet   = 0x4204
 	ptraceGetSigMask  = 0x420a
+	ptraceArchPrctl   = 30
 )
 
 // ptraceRegions: the output of a successful ptrace request.
 func ptraceRegions(a Args, ret int64, m MemReader) ([]Region, error) {
+	if ret >= 0 && a[0] == ptraceArchPrctl && (a[3] == 0x1003 || a[3] == 0x1004) && a[2] != 0 {
+		return []Region{region(a[2], 8)}, nil // ARCH_GET_FS/GS write through addr
+	}
 	if ret < 0 || a[3] == 0 {
 		return nil, nil
 	}

@@ -9,6 +9,8 @@ func TestPtraceRegions(t *testing.T) {
 	expect(t, "getsiginfo", regions(t, "ptrace", Args{ptraceGetSigInfo, 42, 0, 0x1000}, 0, nil), Region{0x1000, 128})
 	expect(t, "failed", regions(t, "ptrace", Args{ptraceGetRegs, 42, 0, 0x1000}, -3, nil))
 	expect(t, "cont", regions(t, "ptrace", Args{7, 42, 0, 0}, 0, nil))
+	expect(t, "arch_prctl get fs", regions(t, "ptrace", Args{ptraceArchPrctl, 42, 0x3000, 0x1003}, 0, nil), Region{0x3000, 8})
+	expect(t, "arch_prctl set fs", regions(t, "ptrace", Args{ptraceArchPrctl, 42, 0x3000, 0x1002}, 0, nil))
 	m := newFakeMem(0x1000, 64)
 	m.putIovecs(0x1000, [2]uint64{0x2000, 216})
 	expect(t, "getregset", regions(t, "ptrace", Args{ptraceGetRegSet, 42, 1, 0x1000}, 0, m), Region{0x1000, 16}, Region{0x2000, 216})

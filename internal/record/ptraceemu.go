@@ -121,6 +121,7 @@ const (
 	reqSetRegSet  = 0x4205
 	reqSeize      = 0x4206
 	reqInterrupt  = 0x4207
+	reqArchPrctl  = 30
 )
 
 var reqNames = map[uint64]string{
@@ -129,7 +130,7 @@ var reqNames = map[uint64]string{
 	reqKill: "PTRACE_KILL", 9: "PTRACE_SINGLESTEP", reqGetRegs: "PTRACE_GETREGS", reqSetRegs: "PTRACE_SETREGS",
 	reqGetFPRegs: "PTRACE_GETFPREGS", reqSetFPRegs: "PTRACE_SETFPREGS", reqAttach: "PTRACE_ATTACH", reqDetach: "PTRACE_DETACH",
 	18: "PTRACE_GETFPXREGS", 19: "PTRACE_SETFPXREGS", 24: "PTRACE_SYSCALL", 25: "PTRACE_GET_THREAD_AREA",
-	26: "PTRACE_SET_THREAD_AREA", 30: "PTRACE_ARCH_PRCTL", 31: "PTRACE_SYSEMU", 32: "PTRACE_SYSEMU_SINGLESTEP",
+	26: "PTRACE_SET_THREAD_AREA", reqArchPrctl: "PTRACE_ARCH_PRCTL", 31: "PTRACE_SYSEMU", 32: "PTRACE_SYSEMU_SINGLESTEP",
 	33: "PTRACE_SINGLEBLOCK", reqSetOptions: "PTRACE_SETOPTIONS", reqGetEvtMsg: "PTRACE_GETEVENTMSG",
 	reqGetSigInfo: "PTRACE_GETSIGINFO", reqSetSigInfo: "PTRACE_SETSIGINFO", reqGetRegSet: "PTRACE_GETREGSET",
 	reqSetRegSet: "PTRACE_SETREGSET", reqSeize: "PTRACE_SEIZE", reqInterrupt: "PTRACE_INTERRUPT", 0x4208: "PTRACE_LISTEN",
@@ -248,7 +249,7 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 		switch req {
 		case reqPeekText, reqPeekData, reqPeekUser, reqPokeText, reqPokeData, reqPokeUser, reqCont, reqGetRegs,
 			reqSetRegs, reqGetFPRegs, reqSetFPRegs, reqDetach, reqSetOptions, reqGetEvtMsg, reqGetSigInfo, reqSetSigInfo,
-			reqGetRegSet, reqSetRegSet:
+			reqGetRegSet, reqSetRegSet, reqArchPrctl:
 			ret = e
 			return nil
 		}
@@ -378,6 +379,36 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		return put(word(o.emu.eventMsg)), nil
 	case reqGetRegSet, reqSetRegSet:
 		return r.emuRegSet(t, o, req, addr, data)
+	case reqArchPrctl:
+		// data is the ARCH_* code, addr the value or the result pointer.
+		regs, err := ptrace.GetRegs(o.tid)
+		if err != nil {
+			return -int64(unix.ESRCH), nil
+		}
+		switch data {
+		case 0x1003: // ARCH_GET_FS
+			put2 := binary.LittleEndian.AppendUint64(nil, regs[ptrace.FSBASE])
+			if addr == 0 || t.mem.WriteMem(addr, put2) != nil {
+				return efault, nil
+			}
+			return 0, nil
+		case 0x1004: // ARCH_GET_GS
+			put2 := binary.LittleEndian.AppendUint64(nil, regs[ptrace.GSBASE])
+			if addr == 0 || t.mem.WriteMem(addr, put2) != nil {
+				return efault, nil
+			}
+			return 0, nil
+		case 0x1002: // ARCH_SET_FS
+			regs[ptrace.FSBASE] = addr
+		case 0x1001: // ARCH_SET_GS
+			regs[ptrace.GSBASE] = addr
+		default:
+			return 0, unsupportedPtrace(t, req, fmt.Sprintf("arch_prctl code 0x%x is not emulated", data))
+		}
+		if o.emu.inCall {
+			return 0, unsupportedPtrace(t, req, "changing registers at a fork/vfork/clone event stop is not emulated")
+		}
+		return r.emuSetRegs(o, &regs)
 	case reqSetOptions:
 		if data&^supportedOptions != 0 {
 			return 0, unsupportedPtrace(t, req, fmt.Sprintf("options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK, TRACECLONE, TRACEEXEC and TRACEVFORKDONE are emulated)", data))
