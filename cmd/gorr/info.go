@@ -147,7 +147,7 @@ func eachEvent(rd *trace.Reader, fn func(uint64, *trace.Event)) error {
 var kindNames = map[trace.Kind]string{
 	trace.KindSyscallEntry: "SYSCALL_ENTRY", trace.KindSyscallExit: "SYSCALL_EXIT", trace.KindSignal: "SIGNAL",
 	trace.KindExec: "EXEC", trace.KindNewTask: "NEW_TASK", trace.KindExit: "EXIT", trace.KindInstruction: "INSTRUCTION",
-	trace.KindMmap: "MMAP", trace.KindSched: "SCHED",
+	trace.KindMmap: "MMAP", trace.KindSched: "SCHED", trace.KindPtraceWrite: "PTRACE_WRITE",
 }
 
 func cmdDump(args []string) int {

@@ -22,7 +22,6 @@ const (
 
 // Reasons for Unsupported.
 const (
-	reasonPtrace      = "tracing from inside a recording is not supported"
 	reasonModule      = "loading or unloading kernel modules is not supported"
 	reasonKexec       = "loading a new kernel is not supported"
 	reasonThreadArea  = "32-bit TLS segments (GDT entries) are not supported"
@@ -141,7 +140,7 @@ var syscallList = []Syscall{
 	{Nr: 98, Name: "getrusage", Out: outs(fixed(1, sizeRusage))},
 	{Nr: 99, Name: "sysinfo", Out: outs(fixed(0, sizeSysinfo))},
 	{Nr: 100, Name: "times", Out: outs(fixed(0, sizeTms))},
-	{Nr: 101, Name: "ptrace", Unsupported: reasonPtrace},
+	{Nr: 101, Name: "ptrace", Custom: ptraceRegions},
 	{Nr: 102, Name: "getuid"},
 	{Nr: 103, Name: "syslog", Custom: customSyslog, MayBlock: true}, // SYSLOG_ACTION_READ waits
 	{Nr: 104, Name: "getgid"},

@@ -111,7 +111,7 @@ func TestOutParamsWellFormed(t *testing.T) {
 }
 
 func TestUnsupportedAndBlocking(t *testing.T) {
-	unsupported := strings.Fields(`ptrace kexec_load kexec_file_load
+	unsupported := strings.Fields(`kexec_load kexec_file_load
 		init_module finit_module delete_module`)
 	for _, n := range unsupported {
 		if s := ByName(n); s == nil || s.Unsupported == "" {

@@ -107,7 +107,8 @@ type task struct {
 	exFormer   int
 	dying      bool
 	runStart   time.Time
-	tscSigsegv bool // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
+	tscSigsegv bool     // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
+	emu        *emuTask // emulated ptrace state (ptraceemu.go)
 }
 
 type recorder struct {
@@ -507,7 +508,7 @@ func (r *recorder) onExited(t *task, st ptrace.Stop) error {
 		r.gotStatus = true
 	}
 	r.remove(t)
-	return nil
+	return r.ptraceGone(t, st.Status)
 }
 
 func (r *recorder) onEvent(t *task, event int) error {
@@ -516,6 +517,9 @@ func (r *recorder) onEvent(t *task, event int) error {
 		return r.onNewTask(t, event)
 	case unix.PTRACE_EVENT_EXIT:
 		if err := r.exitDuringWrite(t); err != nil {
+			return err
+		}
+		if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
 			return err
 		}
 		t.dying = true
@@ -608,6 +612,9 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 	child.lastRegs = regs
 	ev.Regs = &regs
 	if err := r.emit(ev); err != nil {
+		return err
+	}
+	if stopped, err := r.ptraceNewTask(parent, child, event); stopped || err != nil {
 		return err
 	}
 	parent.state = stKernel

@@ -176,8 +176,11 @@ func disposition(tid, sig int) (caught, ignored bool) {
 }
 
 func (r *recorder) deliver(t *task, sig int, si *ptrace.SigInfo, regs *trace.Regs) error {
+	if stopped, err := r.ptraceSignalStop(t, sig, si, regs); stopped || err != nil {
+		return err
+	}
 	before := *regs
-	ev := &trace.Event{Kind: trace.KindSignal, Tid: int32(t.tid), Signo: int32(sig), Regs: &before, SigInfo: append([]byte(nil), si[:]...)}
+	ev := &trace.Event{Kind: trace.KindSignal, Tid: int32(t.tid), Signo: int32(sig), Regs: &before, SigInfo: append([]byte(nil), si[:]...), Flags: t.emu.deliverFlags()}
 	caught, ignored := disposition(t.tid, sig)
 	act := linux.DefaultAction(sig)
 	switch {

@@ -84,6 +84,10 @@ func (r *recorder) onEntry(t *task) error {
 		if int(int32(a[0])) != tracee.Tgid(t.tid) {
 			return &UnsupportedError{Tid: t.tid, Name: "process_vm_writev", Reason: "writing another process's memory is not supported"}
 		}
+	case unix.SYS_PTRACE, unix.SYS_WAIT4, unix.SYS_WAITID:
+		if err := r.ptraceEntry(t, nr, a); err != nil {
+			return err
+		}
 	}
 	if t.nullify && !r.seccompAllows(t, nr, &regs) {
 		t.nullify = false
@@ -216,13 +220,19 @@ func (r *recorder) onExit(t *task) error {
 		}
 		t.nullify = false
 	}
+	if err := r.ptraceExitFix(t, &regs); err != nil {
+		return err
+	}
 	ret := int64(regs[ptrace.RAX])
 	if linux.Lookup(t.sysno) == nil && ret != -int64(unix.ENOSYS) {
 		return &UnsupportedError{Tid: t.tid, Name: linux.Name(t.sysno), Reason: linux.Unknown(t.sysno, ret)}
 	}
 	if t.execed && (t.sysno == unix.SYS_EXECVE || t.sysno == unix.SYS_EXECVEAT) && ret == 0 {
 		t.execed = false
-		return r.onExecDone(t, t.exFormer)
+		if err := r.onExecDone(t, t.exFormer); err != nil {
+			return err
+		}
+		return r.ptraceExec(t)
 	}
 	ev := &trace.Event{Kind: trace.KindSyscallExit, Tid: int32(t.tid), Sysno: int32(t.sysno), Result: ret, Regs: &regs}
 	a := linux.Args(ptrace.SyscallArgs(&t.entry))
@@ -298,6 +308,9 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 	case unix.SYS_WRITE, unix.SYS_WRITEV, unix.SYS_PWRITE64, unix.SYS_PWRITEV, unix.SYS_PWRITEV2:
 		if ret > 0 {
 			ev.Flags |= r.stdioFlag(t, int(int32(a[0])))
+			if err := r.procMemWrite(t, a, ret); err != nil {
+				return err
+			}
 			return r.refreshSharedMaps(t, ev, int(int32(a[0])))
 		}
 	case unix.SYS_FTRUNCATE, unix.SYS_FALLOCATE, unix.SYS_SENDFILE:
@@ -371,6 +384,9 @@ func (r *recorder) exitNow(t *task, nr int) error {
 			return r.onExited(t, st)
 		}
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+			if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
+				return err
+			}
 			break
 		}
 		if err := ptrace.Resume(t.tid, ptrace.Syscall, 0); err != nil {

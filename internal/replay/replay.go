@@ -267,6 +267,8 @@ func (rp *replayer) step(ev *trace.Event) error {
 		return rp.exit(ev)
 	case trace.KindSched:
 		return rp.preempt(ev)
+	case trace.KindPtraceWrite:
+		return rp.ptraceWrite(ev)
 	}
 	return rp.diverge(ev, fmt.Sprintf("unknown event kind %d", ev.Kind))
 }

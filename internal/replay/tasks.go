@@ -247,7 +247,7 @@ func (rp *replayer) signal(ev *trace.Event) error {
 	}
 	var si ptrace.SigInfo
 	copy(si[:], ev.SigInfo)
-	if syncSignal(&si) {
+	if syncSignal(&si) && !ptraceResumed(ev) {
 		if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(ev.Signo)); err != nil {
 			return err
 		}

@@ -44,6 +44,11 @@ const (
 	// length of the site at rip (0: none), Result the address of a
 	// syscall instruction. See docs/preemption.md.
 	KindSched
+	// KindPtraceWrite: an emulated ptracer (another tracee) changed task
+	// Tid while it was in an emulated ptrace stop: Mem holds bytes it
+	// wrote (PTRACE_POKEDATA), Regs2 the new registers (SETREGS,
+	// POKEUSER), XState the new extended state (SETFPREGS).
+	KindPtraceWrite
 )
 
 // Regs is the x86-64 user_regs_struct in kernel order (27 words).
