@@ -55,6 +55,8 @@ func TestExecutesFollowsTable(t *testing.T) {
 		{"mlock", unix.SYS_MLOCK, [6]uint64{0x1000, 4096}, failed, true},
 		{"unknown number", -1, [6]uint64{}, failed, false},
 		{"exit with no outcome", unix.SYS_EXIT, [6]uint64{}, nil, true},
+		{"execve trapped by seccomp", unix.SYS_EXECVE, [6]uint64{}, &trace.Event{Kind: trace.KindSyscallExit, Result: unix.SYS_EXECVE}, false},
+		{"execve that exec'd", unix.SYS_EXECVE, [6]uint64{}, &trace.Event{Kind: trace.KindExec}, true},
 	}
 	for _, c := range cases {
 		if got := executes(c.nr, c.a, c.out); got != c.want {
