@@ -194,6 +194,18 @@ func cpuModel() string {
 
 // chooseCPU picks one CPU of those we may run on, at random so that
 // concurrent recordings spread over the machine.
+// replayCPU is the CPU replay binds to: the recorded one when this
+// process may run there (what the program read about its CPU, through
+// getcpu's vDSO data, rdtscp's TSC_AUX or the limit of the per-CPU GDT
+// segment that `lsl` reads, is then the same), another one otherwise.
+func replayCPU(recorded int) int {
+	var set unix.CPUSet
+	if recorded >= 0 && unix.SchedGetaffinity(0, &set) == nil && set.IsSet(recorded) {
+		return recorded
+	}
+	return chooseCPU()
+}
+
 func chooseCPU() int {
 	var set unix.CPUSet
 	if unix.SchedGetaffinity(0, &set) != nil {

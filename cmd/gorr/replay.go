@@ -61,7 +61,7 @@ func cmdReplay(args []string) int {
 	if err := checkCPU(rd.Header()); err != nil {
 		return fatalf("replay: %v", err)
 	}
-	opts := replay.Options{Reader: rd, Stdout: os.Stdout, Stderr: os.Stderr, BindCPU: chooseCPU()}
+	opts := replay.Options{Reader: rd, Stdout: os.Stdout, Stderr: os.Stderr, BindCPU: replayCPU(rd.Header().BindCPU)}
 	if !p.has("autopilot") {
 		opts.Reopen = func() (*trace.Reader, error) { return trace.Open(dir) }
 		opts.OnProcess = p.get("onprocess")
