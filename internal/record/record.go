@@ -109,6 +109,9 @@ type task struct {
 	runStart   time.Time
 	tscSigsegv bool     // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
 	emu        *emuTask // emulated ptrace state (ptraceemu.go)
+	// interrupted is the call a signal interrupted with
+	// -ERESTART_RESTARTBLOCK, which restart_syscall resumes (syscall.go).
+	interrupted *interruptedCall
 }
 
 type recorder struct {

@@ -205,6 +205,18 @@ func (r *recorder) nullifyCall(t *task, ret int64) {
 	t.nullRet = ret
 }
 
+// errRestartBlock is -ERESTART_RESTARTBLOCK: the call was interrupted by
+// a signal and continues as restart_syscall after the handler.
+const errRestartBlock = -516
+
+// interruptedCall is a call that the kernel will resume with
+// restart_syscall: its description and arguments say what the resumed
+// call writes.
+type interruptedCall struct {
+	sc   *linux.Syscall
+	args linux.Args
+}
+
 func (r *recorder) onExit(t *task) error {
 	regs, err := ptrace.GetRegs(t.tid)
 	if err != nil {
@@ -236,8 +248,23 @@ func (r *recorder) onExit(t *task) error {
 	}
 	ev := &trace.Event{Kind: trace.KindSyscallExit, Tid: int32(t.tid), Sysno: int32(t.sysno), Result: ret, Regs: &regs}
 	a := linux.Args(ptrace.SyscallArgs(&t.entry))
-	if t.sc0 != nil {
-		regions, err := t.sc0.OutputRegions(a, ret, t.mem)
+	sc := t.sc0
+	if t.sysno == unix.SYS_RESTART_SYSCALL && t.interrupted != nil {
+		// The kernel resumed the call a signal interrupted (poll,
+		// nanosleep, a futex wait...): it writes that call's outputs.
+		sc, a = t.interrupted.sc, t.interrupted.args
+	}
+	switch {
+	case ret == errRestartBlock:
+		// A signal interrupted a call the kernel resumes with
+		// restart_syscall once the handler returns.
+		t.interrupted = &interruptedCall{sc: sc, args: a}
+	case t.sysno == unix.SYS_RESTART_SYSCALL:
+		// Kept until then: the handler makes calls of its own first.
+		t.interrupted = nil
+	}
+	if sc != nil {
+		regions, err := sc.OutputRegions(a, ret, t.mem)
 		if err != nil {
 			return fmt.Errorf("%s: %w", describe(t), err)
 		}
