@@ -202,14 +202,12 @@ func rounds() int {
 // different, empty directory with different stdin, returning both runs.
 func recordReplay(t *testing.T, p Program, argv []string) (rec, rep Run) {
 	t.Helper()
-	return recordReplayWithin(t, p, argv, 90*time.Second, nil)
+	return recordReplayWithin(t, p, argv, 90*time.Second)
 }
 
 // recordReplayWithin is recordReplay with a time limit for the recording
-// and the replay together; recordFailed, if not nil, sees a recording
-// that gorr stopped with an error before the test fails (to skip on a
-// known cause).
-func recordReplayWithin(t *testing.T, p Program, argv []string, limit time.Duration, recordFailed func(Run)) (rec, rep Run) {
+// and the replay together.
+func recordReplayWithin(t *testing.T, p Program, argv []string, limit time.Duration) (rec, rep Run) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
@@ -225,9 +223,6 @@ func recordReplayWithin(t *testing.T, p Program, argv []string, limit time.Durat
 	}
 	t.Logf("trace %s", traceDir)
 	if bytes.Contains(rec.Stderr, []byte("gorr: record:")) {
-		if recordFailed != nil {
-			recordFailed(rec)
-		}
 		t.Fatalf("recording failed:\n%v", rec)
 	}
 	shell(t, scratch, p.BeforeReplay)

@@ -54,27 +54,8 @@ func writeTree(t *testing.T, name string, files map[string]string) Program {
 	return Program{Name: name, Setup: "cp -a " + src + "/. ."}
 }
 
-// blockedOn skips t when gorr's messages in r contain what; reason names
-// the known cause (and the lane that owns it) so the skip can be routed.
-func blockedOn(t *testing.T, r Run, what, reason string) {
-	t.Helper()
-	if bytes.Contains(r.Stderr, []byte(what)) {
-		t.Skipf("blocked: %s (gorr said %q)", reason, firstGorrLine(r.Stderr, what))
-	}
-}
-
-func firstGorrLine(b []byte, what string) string {
-	for _, l := range strings.Split(string(b), "\n") {
-		if strings.Contains(l, what) {
-			return l
-		}
-	}
-	return ""
-}
-
-// realRun records and replays argv (within limit) and compares the runs;
-// known, if not nil, may skip the test on a known failure of either run.
-func realRun(t *testing.T, p Program, limit time.Duration, known func(Run), argv ...string) Run {
+// realRun records and replays argv (within limit) and compares the runs.
+func realRun(t *testing.T, p Program, limit time.Duration, argv ...string) Run {
 	t.Helper()
 	path, err := exec.LookPath(argv[0])
 	if err != nil {
@@ -82,11 +63,8 @@ func realRun(t *testing.T, p Program, limit time.Duration, known func(Run), argv
 	}
 	argv = append([]string{path}, argv[1:]...)
 	start := time.Now()
-	rec, rep := recordReplayWithin(t, p, argv, limit, known)
+	rec, rep := recordReplayWithin(t, p, argv, limit)
 	t.Logf("recorded and replayed in %v", time.Since(start).Round(time.Millisecond))
-	if known != nil {
-		known(rep)
-	}
 	if rec.Code != 0 || rec.Signal != 0 {
 		t.Fatalf("recorded run failed:\n%v", rec)
 	}
@@ -138,9 +116,7 @@ server.listen(0, '127.0.0.1', () => {
   }
 });
 `})
-	realRun(t, p, 3*time.Minute, func(r Run) {
-		blockedOn(t, r, "pkey_alloc", "node's V8 calls pkey_alloc, which gorr refuses (syscall table, h2's lane)")
-	}, "node", "main.js")
+	realRun(t, p, 3*time.Minute, "node", "main.js")
 }
 
 // goModule is a module without dependencies: libraries that import
@@ -173,14 +149,14 @@ func TestRealGoBuild(t *testing.T) {
 	p := writeTree(t, "gobuild", goModule)
 	env := "GOCACHE=$PWD/gocache GOFLAGS=-mod=mod GOPROXY=off GOTOOLCHAIN=local GOENV=off GOTELEMETRY=off"
 	t.Run("libraries", func(t *testing.T) {
-		realRun(t, p, 8*time.Minute, nil, "sh", "-c",
+		realRun(t, p, 8*time.Minute, "sh", "-c",
 			env+" go build ./a ./b ./c ./d && "+env+" go vet ./a ./b ./c && echo built by $$ at $(date +%s%N) && find gocache -type f | wc -l")
 	})
 	t.Run("cold-std", func(t *testing.T) {
 		if os.Getenv("GORR_E2E_LONG") == "" {
 			t.Skip("a cold build of a main package compiles the standard library (about 120 processes, 7 minutes recorded and replayed); set GORR_E2E_LONG=1")
 		}
-		realRun(t, p, 45*time.Minute, nil, "sh", "-c", env+" go build -o hello . && ./hello")
+		realRun(t, p, 45*time.Minute, "sh", "-c", env+" go build -o hello . && ./hello")
 	})
 }
 
@@ -214,7 +190,7 @@ int main(void) {
 		"%.o: %.c util.h\n\tgcc -O1 -c -o $@ $<\n" +
 		"run: prog\n\t./prog\n"
 	p := writeTree(t, "make", files)
-	realRun(t, p, 6*time.Minute, nil, "make", "-j2", "--no-print-directory", "run")
+	realRun(t, p, 6*time.Minute, "make", "-j2", "--no-print-directory", "run")
 }
 
 // git gc on a repository with a few commits (repack, prune, pack-refs,
@@ -227,7 +203,7 @@ for i in 1 2 3 4 5; do
 	date +%N > f$i; head -c 2000 /dev/urandom | od -An -tx1 > r$i
 	git add . && git -c user.name=a -c user.email=a@b commit -qm "commit $i"
 done`}
-	realRun(t, p, 4*time.Minute, nil, "sh", "-c",
+	realRun(t, p, 4*time.Minute, "sh", "-c",
 		"cd repo && git gc --quiet && git count-objects -v && ls .git/objects/pack && git log --format=%H && git fsck --no-progress && echo at $(date +%N)")
 }
 
@@ -254,7 +230,7 @@ grep -c . redis.log >/dev/null
 echo server $S stopped
 `, port)
 	p := writeTree(t, "redis", map[string]string{"run.sh": script})
-	realRun(t, p, 4*time.Minute, nil, "sh", "run.sh")
+	realRun(t, p, 4*time.Minute, "sh", "run.sh")
 }
 
 // freePort returns a loopback TCP port that was free a moment ago.
@@ -281,7 +257,7 @@ SELECT i, r, b FROM t ORDER BY r LIMIT 3;
 BEGIN; DELETE FROM t WHERE i % 2 = 0; COMMIT;
 SELECT count(*), datetime('now'), julianday('now'), random();
 `})
-	realRun(t, p, 2*time.Minute, nil, "sqlite3", "db.sqlite", ".read q.sql")
+	realRun(t, p, 2*time.Minute, "sqlite3", "db.sqlite", ".read q.sql")
 }
 
 // bash with traps (EXIT, ERR, a signal), subshells, command
@@ -310,7 +286,7 @@ exit 7
 `})
 	p.Exit = 7
 	path, _ := exec.LookPath("bash")
-	rec, rep := recordReplayWithin(t, p, []string{path, "s.sh"}, 2*time.Minute, nil)
+	rec, rep := recordReplayWithin(t, p, []string{path, "s.sh"}, 2*time.Minute)
 	if rec.Code != 7 {
 		t.Fatalf("recorded run exited %d, want 7\n%v", rec.Code, rec)
 	}
@@ -323,7 +299,7 @@ exit 7
 func TestRealInterleave(t *testing.T) {
 	bin := cprog(t, "interleave", interleaveProg)
 	t.Run("pipe", func(t *testing.T) {
-		rec, rep := recordReplayWithin(t, Program{Name: "interleave"}, []string{bin, "1000"}, 2*time.Minute, nil)
+		rec, rep := recordReplayWithin(t, Program{Name: "interleave"}, []string{bin, "1000"}, 2*time.Minute)
 		if rec.Code != 0 {
 			t.Fatalf("recorded run failed:\n%v", rec)
 		}
