@@ -51,7 +51,7 @@ func TestKilledFromOutside(t *testing.T) {
 		pid := 0
 		for pid == 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
-			out, _ := exec.Command("pgrep", "-P", itoa(cmd.Process.Pid)).Output()
+			out, _ := exec.Command("pgrep", "-P", itoa(cmd.Process.Pid), "-x", "killed3").Output()
 			pid = atoi(strings.TrimSpace(string(out)))
 		}
 		if pid == 0 {

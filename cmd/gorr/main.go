@@ -3,6 +3,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/gorr-debugger/gorr/internal/record"
 	"os"
 	"path/filepath"
 )
@@ -35,6 +36,9 @@ func commands() []command {
 }
 
 func main() {
+	if os.Getenv(record.GroupHolderEnv) != "" {
+		record.HoldGroup() // never returns
+	}
 	// Invoked as rr (a symlink), behave as rr's command line.
 	args := os.Args[1:]
 	if len(args) == 0 {

@@ -138,6 +138,7 @@ type recorder struct {
 	stopped       int                        // tasks in stStopped
 	shutdown      bool                       // the initial process is gone and the rest were killed
 	tty           *os.File                   // the controlling terminal the tracee's group was given (nil: none)
+	pgid          int                        // the tracee's process group
 }
 
 // Default timeslices (see Options).
@@ -186,20 +187,28 @@ func Record(opts Options) (*Result, error) {
 	if tty != nil {
 		defer tty.Close()
 	}
+	holder, pgid := startGroupHolder()
+	if holder != nil {
+		defer func() { _ = holder.Process.Kill(); _ = holder.Wait() }()
+	}
 	cmd := exec.Cmd{Path: path, Args: opts.Argv, Env: opts.Env, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Ptrace: true, Setpgid: true}}
+		SysProcAttr: &syscall.SysProcAttr{Ptrace: true, Setpgid: true, Pgid: pgid}}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", opts.Argv[0], err)
 	}
 	pid := cmd.Process.Pid
 	r.initial = pid
+	if pgid == 0 {
+		pgid = pid
+	}
+	r.pgid = pgid
 	// Shield gorr from the signals a recorded program may send to its
 	// parent or its group, as rr does. Set only now, after the start:
 	// the tracee must begin with its caller's dispositions.
 	signal.Ignore(shielded...)
 	defer signal.Reset(shielded...)
 	if tty != nil {
-		if err := unix.IoctlSetPointerInt(int(tty.Fd()), unix.TIOCSPGRP, pid); err == nil {
+		if err := unix.IoctlSetPointerInt(int(tty.Fd()), unix.TIOCSPGRP, pgid); err == nil {
 			r.tty = tty
 			defer restoreForeground(tty)
 		}
@@ -257,6 +266,36 @@ func Record(opts Options) (*Result, error) {
 // SIGTERM and SIGHUP are forwarded to the initial process instead).
 var shielded = []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGTRAP,
 	syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGWINCH}
+
+// GroupHolderEnv, set in its environment, makes the gorr binary a
+// process-group holder (HoldGroup) instead of running a command.
+const GroupHolderEnv = "GORR_PROCESS_GROUP_HOLDER"
+
+// HoldGroup sleeps until killed: the leader of the recorded program's
+// process group, so that the program is not a group leader itself (as
+// when a non-interactive shell starts it; setsid() must work).
+func HoldGroup() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// startGroupHolder starts a process-group holder (a copy of gorr running
+// HoldGroup) in a new group and returns it and the group (nil, 0 if it
+// cannot be started: the tracee then leads a group of its own).
+func startGroupHolder() (*exec.Cmd, int) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, 0
+	}
+	h := exec.Command(self)
+	h.Env = []string{GroupHolderEnv + "=1"}
+	h.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if h.Start() != nil {
+		return nil, 0
+	}
+	return h, h.Process.Pid
+}
 
 // foregroundTerminal opens the controlling terminal if gorr's process
 // group is its foreground group (nil otherwise).

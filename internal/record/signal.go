@@ -85,9 +85,9 @@ func (r *recorder) stopLikeTracee() {
 	_ = unix.Kill(os.Getpid(), unix.SIGSTOP)
 	// Continued.
 	if fg, err := unix.IoctlGetInt(int(r.tty.Fd()), unix.TIOCGPGRP); err == nil && fg == unix.Getpgrp() {
-		_ = unix.IoctlSetPointerInt(int(r.tty.Fd()), unix.TIOCSPGRP, r.initial)
+		_ = unix.IoctlSetPointerInt(int(r.tty.Fd()), unix.TIOCSPGRP, r.pgid)
 	}
-	_ = unix.Kill(-r.initial, unix.SIGCONT)
+	_ = unix.Kill(-r.pgid, unix.SIGCONT)
 }
 
 // continueStopped lets the group-stopped threads of every process that a
