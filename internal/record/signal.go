@@ -247,6 +247,16 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 		t.pendingSig = 0
 		return r.onExited(t, st)
 	}
+	if st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGSEGV) {
+		// The kernel could not build the handler's frame (the stack
+		// overflowed and no alternate stack was usable): it reset the
+		// disposition and forced a SIGSEGV, which kills the process.
+		// Replay, which enters handlers from the recorded frame, just
+		// delivers the recorded signal fatally.
+		ev.Flags |= SigFatal
+		t.pendingSig = int(unix.SIGSEGV)
+		return nil
+	}
 	if st.Kind != ptrace.StopSignal || st.Signal != int(unix.SIGTRAP) {
 		return fmt.Errorf("tid %d: entering handler of signal %d gave %v", t.tid, sig, st)
 	}
