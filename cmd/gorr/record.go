@@ -15,7 +15,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gorr-debugger/gorr/internal/asyncpoint"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -83,7 +82,7 @@ func cmdRecord(args []string) int {
 	hdr := trace.Header{GorrVersion: Version, Created: time.Now(), Argv: p.rest, Env: env, Cwd: cwd, Exe: path,
 		Uname: trace.Uname{Sysname: cstr(un.Sysname[:]), Release: cstr(un.Release[:]), Version: cstr(un.Version[:]),
 			Machine: cstr(un.Machine[:]), Nodename: cstr(un.Nodename[:])},
-		CPUModel: cpuModel(), BindCPU: cpu, PointStrategy: asyncpoint.StrategyState}
+		CPUModel: cpuModel(), BindCPU: cpu}
 	hdr.CPUFeatures, hdr.CPUIDBaseline = recordedFeatures(p.has("portable"))
 	w, err := trace.Create(dir, hdr)
 	if err != nil {

@@ -151,6 +151,11 @@ const (
 func Record(opts Options) (*Result, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
+	// The trace names the strategy its points are taken with, whoever
+	// built its header.
+	if err := opts.Writer.SetPointStrategy(takePoints.Name()); err != nil {
+		return nil, fmt.Errorf("trace header: %w", err)
+	}
 	if opts.Timeslice <= 0 {
 		opts.Timeslice = DefaultTimeslice
 	}

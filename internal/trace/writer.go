@@ -304,11 +304,26 @@ func (w *Writer) flushLocked() error {
 	return nil
 }
 
+// SetPointStrategy names, in header.json, how the recorder takes
+// asynchronous points (Header.PointStrategy). The recorder calls it before
+// writing any point, so that replay always reads the strategy that wrote
+// the trace, whoever built the header; Close keeps it.
+func (w *Writer) SetPointStrategy(s string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrWriterClosed
+	}
+	w.hdr.PointStrategy = s
+	return writeHeaderSync(w.dir, &w.hdr, false)
+}
+
 // Close flushes, fsyncs the streams and the directory, and rewrites
 // header.json atomically with final, marked Complete with the number of
 // events written. final replaces the header of Create (start from
 // w.Header()), except that Version, RequiredReaderVersion, UUID and
-// Created keep the values written by Create. After a write error, Close
+// Created keep the values written by Create, and PointStrategy the one
+// the recorder set. After a write error, Close
 // releases the files, leaves the trace incomplete and returns the error.
 func (w *Writer) Close(final Header) error {
 	w.mu.Lock()
@@ -348,6 +363,9 @@ func (w *Writer) Close(final Header) error {
 	final.RequiredReaderVersion = w.hdr.RequiredReaderVersion
 	final.UUID = w.hdr.UUID
 	final.Created = w.hdr.Created
+	if w.hdr.PointStrategy != "" {
+		final.PointStrategy = w.hdr.PointStrategy // the recorder's word
+	}
 	final.Complete = true
 	final.EventCount = w.count
 	final.Files = w.hdr.Files
