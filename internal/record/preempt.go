@@ -180,6 +180,8 @@ func (r *recorder) holdDuringSearch(t *task, st ptrace.Stop) (si *ptrace.SigInfo
 	switch {
 	case st.Signal == watchdogSignal && isOurs(&info):
 		return nil, true
+	case st.Signal == int(unix.SIGSTOP) && isOurs(&info) && r.dog.stopSent.CompareAndSwap(int64(t.tid), 0):
+		return nil, true // the watchdog's SIGSTOP for a thread blocking its signal
 	case !synchronous(&info):
 		if saved, ok := t.reraised[st.Signal]; ok {
 			delete(t.reraised, st.Signal)

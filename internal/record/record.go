@@ -523,8 +523,8 @@ func (r *recorder) handle(st ptrace.Stop) error {
 		r.stopped--
 		t.state = stKernel
 	}
-	if st.Kind == ptrace.StopSignal && st.Signal == watchdogSignal {
-		if handled, err := r.onWatchdog(t); handled || err != nil {
+	if st.Kind == ptrace.StopSignal && (st.Signal == watchdogSignal || st.Signal == int(unix.SIGSTOP)) {
+		if handled, err := r.onWatchdog(t, st.Signal); handled || err != nil {
 			return err
 		}
 	}

@@ -28,7 +28,11 @@ type watchdog struct {
 	others  atomic.Bool  // another task is ready
 	sigHeld atomic.Bool  // a signal waits for the running task
 	fired   atomic.Int64 // tid the watchdog signalled
-	slice   atomic.Int64 // the running task's timeslice in nanoseconds (0: the default)
+	// stopSent is the tid the watchdog sent SIGSTOP instead of
+	// watchdogSignal, because the thread blocks that (a thread that
+	// spins with every signal blocked cannot be interrupted otherwise).
+	stopSent atomic.Int64
+	slice    atomic.Int64 // the running task's timeslice in nanoseconds (0: the default)
 }
 
 func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration) {
@@ -69,7 +73,14 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 			continue
 		}
 		d.fired.Store(tid)
-		_ = unix.Tgkill(tracee.Tgid(int(tid)), int(tid), unix.Signal(watchdogSignal))
+		sig := unix.Signal(watchdogSignal)
+		if tracee.BlockedSignals(int(tid))&(1<<(watchdogSignal-1)) != 0 {
+			// Blocked signals never stop the thread; SIGSTOP cannot be
+			// blocked, and the recorder drops it at its stop.
+			d.stopSent.Store(tid)
+			sig = unix.SIGSTOP
+		}
+		_ = unix.Tgkill(tracee.Tgid(int(tid)), int(tid), sig)
 	}
 }
 
@@ -82,7 +93,10 @@ func isOurs(si *ptrace.SigInfo) bool {
 // dropped and, if the timeslice of the thread is still over, the thread
 // is preempted. The tracee's own SIGSTKFLT is left to the ordinary
 // signal path.
-func (r *recorder) onWatchdog(t *task) (bool, error) {
+func (r *recorder) onWatchdog(t *task, sig int) (bool, error) {
+	if sig == int(unix.SIGSTOP) && !r.dog.stopSent.CompareAndSwap(int64(t.tid), 0) {
+		return false, nil // the program's, or another of gorr's SIGSTOPs
+	}
 	si, err := ptrace.GetSigInfo(t.tid)
 	if err != nil || !isOurs(&si) {
 		return false, nil

@@ -58,6 +58,13 @@ func IsZombie(tid int) bool {
 
 // PendingSignals returns the signals pending for tid: its own (SigPnd)
 // and its thread group's (ShdPnd).
+// BlockedSignals returns tid's blocked-signal mask (bit sig-1 per signal).
+func BlockedSignals(tid int) uint64 {
+	v, _ := status(tid, "SigBlk")
+	m, _ := strconv.ParseUint(v, 16, 64)
+	return m
+}
+
 func PendingSignals(tid int) uint64 {
 	var set uint64
 	for _, k := range []string{"SigPnd", "ShdPnd"} {
