@@ -934,8 +934,8 @@ func (r *recorder) ptraceExec(t *task) error {
 	return nil
 }
 
-// procMemWrite: a pwrite64 through /proc/PID/mem of another recorded
-// process (debuggers plant breakpoints this way) changed that process's
+// procMemWrite: a pwrite64 through /proc/PID/mem of a recorded process
+// (its own, or another: debuggers plant breakpoints this way) changed its
 // memory; it becomes a KindPtraceWrite event on it, so replay writes the
 // same bytes at the same point.
 func (r *recorder) procMemWrite(t *task, a linux.Args, ret int64) error {
@@ -951,7 +951,7 @@ func (r *recorder) procMemWrite(t *task, a linux.Args, ret int64) error {
 		return nil
 	}
 	o := r.processTask(pid)
-	if o == nil || tracee.Tgid(o.tid) == tracee.Tgid(t.tid) {
+	if o == nil {
 		return nil
 	}
 	b := make([]byte, ret)
