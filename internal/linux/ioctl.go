@@ -20,15 +20,16 @@ func IoctlSize(req uint32) uint32 { return req >> 16 & 0x3fff }
 
 // Selected ioctl requests (the rest are in ioctlSizes).
 const (
-	TCGETS      = 0x5401
-	TCSETS      = 0x5402
-	TIOCGPGRP   = 0x540F
-	TIOCGWINSZ  = 0x5413
-	FIONREAD    = 0x541B
-	FIONBIO     = 0x5421
-	SIOCGIFCONF = 0x8912
-	SIOCGIFBR   = 0x8940
-	SIOCSIFBR   = 0x8941
+	TCGETS        = 0x5401
+	TCSETS        = 0x5402
+	TIOCGPGRP     = 0x540F
+	TIOCGWINSZ    = 0x5413
+	FIONREAD      = 0x541B
+	FIONBIO       = 0x5421
+	SIOCGIFCONF   = 0x8912
+	SIOCGIFBR     = 0x8940
+	SIOCSIFBR     = 0x8941
+	FS_IOC_FIEMAP = 0xC020660B
 )
 
 // Sizes of structures ioctls write.
@@ -201,12 +202,29 @@ func customIoctl(a Args, ret int64, m MemReader) ([]Region, error) {
 		return ifconfRegions(a[2], m)
 	case SIOCGIFBR, SIOCSIFBR:
 		return oldBridgeRegions(a[2], ret, m)
+	case FS_IOC_FIEMAP:
+		return fiemapRegions(a[2], m)
 	}
 	n, ok := IoctlOutputSize(req)
 	if !ok {
 		return nil, fmt.Errorf("unsupported ioctl 0x%x", req)
 	}
 	return []Region{region(a[2], n)}, nil
+}
+
+// fiemapRegions: FS_IOC_FIEMAP takes struct fiemap (32 bytes) followed
+// by fm_extent_count struct fiemap_extent (56 bytes each); the kernel
+// fills the header and fm_mapped_extents (offset 20) extents, which the
+// request's encoded size (the header only) does not cover.
+func fiemapRegions(addr uint64, m MemReader) ([]Region, error) {
+	const header, extent = 32, 56
+	raw, err := readMem(m, addr, header)
+	if err != nil {
+		return nil, err
+	}
+	mapped := uint64(binary.LittleEndian.Uint32(raw[20:]))
+	count := uint64(binary.LittleEndian.Uint32(raw[24:]))
+	return []Region{region(addr, header+min(mapped, count)*extent)}, nil
 }
 
 // ifconfRegions: SIOCGIFCONF takes struct ifconf { int ifc_len; void

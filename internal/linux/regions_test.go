@@ -325,3 +325,14 @@ func TestEveryCustomToleratesFailure(t *testing.T) {
 		}
 	}
 }
+
+// FS_IOC_FIEMAP writes the extents after its 32-byte header, which the
+// request number's size does not cover.
+func TestFiemapRegions(t *testing.T) {
+	m := newFakeMem(0x1000, 64)
+	m.put32(0x1000+20, 3)  // fm_mapped_extents
+	m.put32(0x1000+24, 16) // fm_extent_count
+	expect(t, "fiemap", regions(t, "ioctl", Args{3, FS_IOC_FIEMAP, 0x1000}, 0, m), Region{0x1000, 32 + 3*56})
+	m.put32(0x1000+20, 40) // more mapped than room: bounded by the count
+	expect(t, "fiemap bounded", regions(t, "ioctl", Args{3, FS_IOC_FIEMAP, 0x1000}, 0, m), Region{0x1000, 32 + 16*56})
+}
