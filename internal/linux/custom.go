@@ -563,3 +563,21 @@ func customFutex(a Args, _ int64, _ MemReader) ([]Region, error) {
 	}
 	return nil, nil
 }
+
+// setsockopt(fd, level, optname, optval, optlen) writes nothing, except
+// netfilter's table replacement (IPT_SO_SET_REPLACE at SOL_IP,
+// IP6T_SO_SET_REPLACE at SOL_IPV6): struct ipt_replace/ip6t_replace
+// points (offset 88) to num_counters (offset 84) struct xt_counters of
+// 16 bytes, which the kernel fills with the old table's counters.
+func customSetsockopt(a Args, ret int64, m MemReader) ([]Region, error) {
+	const solIP, solIPv6, setReplace = 0, 41, 64
+	if ret < 0 || (a[1] != solIP && a[1] != solIPv6) || a[2] != setReplace || a[4] < 96 {
+		return nil, nil
+	}
+	raw, err := readMem(m, a[3], 96)
+	if err != nil {
+		return nil, err
+	}
+	n := uint64(binary.LittleEndian.Uint32(raw[84:]))
+	return []Region{region(binary.LittleEndian.Uint64(raw[88:]), n*16)}, nil
+}

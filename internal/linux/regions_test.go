@@ -336,3 +336,13 @@ func TestFiemapRegions(t *testing.T) {
 	m.put32(0x1000+20, 40) // more mapped than room: bounded by the count
 	expect(t, "fiemap bounded", regions(t, "ioctl", Args{3, FS_IOC_FIEMAP, 0x1000}, 0, m), Region{0x1000, 32 + 16*56})
 }
+
+// Netfilter's table replacement returns the old counters through a
+// pointer inside the option value.
+func TestSetsockoptReplaceCounters(t *testing.T) {
+	m := newFakeMem(0x1000, 128)
+	m.put32(0x1000+84, 5)      // num_counters
+	m.put64(0x1000+88, 0x8000) // counters
+	expect(t, "ipt replace", regions(t, "setsockopt", Args{3, 0, 64, 0x1000, 128}, 0, m), Region{0x8000, 5 * 16})
+	expect(t, "other option", regions(t, "setsockopt", Args{3, 1, 2, 0x1000, 4}, 0, m))
+}

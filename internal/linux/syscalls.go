@@ -93,7 +93,7 @@ var syscallList = []Syscall{
 	{Nr: 51, Name: "getsockname", Out: outs(argPtrSized(1, 2), fixed(2, sizeInt))},
 	{Nr: 52, Name: "getpeername", Out: outs(argPtrSized(1, 2), fixed(2, sizeInt))},
 	{Nr: 53, Name: "socketpair", Out: outs(fixed(3, 2*sizeInt))},
-	{Nr: 54, Name: "setsockopt"},
+	{Nr: 54, Name: "setsockopt", Custom: customSetsockopt},
 	{Nr: 55, Name: "getsockopt", Out: outs(argPtrSized(3, 4), fixed(4, sizeInt))},
 	{Nr: 56, Name: "clone", Custom: customClone, Replay: Execute},
 	{Nr: 57, Name: "fork", Replay: Execute},
