@@ -3,6 +3,9 @@ package linux
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // customFunc is the signature of Syscall.Custom.
@@ -345,10 +348,26 @@ func customSemctl(a Args, ret int64, _ MemReader) ([]Region, error) {
 		return []Region{region(a[3], sizeSemidDs)}, nil
 	case ipcInfo, 19: // IPC_INFO, SEM_INFO
 		return []Region{region(a[3], sizeSeminfo)}, nil
-	case 13: // GETALL: the array length is the set's sem_nsems, unknown here
-		return nil, fmt.Errorf("semctl(GETALL) is not supported: the output size is not visible in the arguments")
+	case 13: // GETALL: one unsigned short per semaphore of the set
+		n, err := semCount(int(int32(a[0])))
+		if err != nil {
+			return nil, fmt.Errorf("semctl(GETALL): the size of set %d: %w", int32(a[0]), err)
+		}
+		return []Region{region(a[3], 2*n)}, nil
 	}
 	return nil, nil
+}
+
+// semCount asks the kernel how many semaphores set semid has (sem_nsems
+// of IPC_STAT, offset 80 of struct semid64_ds). The recorder shares the
+// tracee's IPC namespace, so the answer is the tracee's.
+func semCount(semid int) (uint64, error) {
+	var ds [sizeSemidDs]byte
+	_, _, e := unix.Syscall6(unix.SYS_SEMCTL, uintptr(semid), 0, uintptr(ipcStat), uintptr(unsafe.Pointer(&ds[0])), 0, 0)
+	if e != 0 {
+		return 0, e
+	}
+	return binary.LittleEndian.Uint64(ds[80:]), nil
 }
 
 // fcntl(fd, cmd, arg)

@@ -1,4 +1,4 @@
-// Tests System V IPC between parent and forked child: shmget/shmat shared memory, semget/semop semaphores and msgget/msgsnd/msgrcv queues.
+// Tests System V IPC between parent and forked child: shmget/shmat shared memory, semget/semop semaphores (SETALL/GETALL of a set) and msgget/msgsnd/msgrcv queues.
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +59,12 @@ int main(void) {
     struct timespec to = {0, 1000000};
     int r = semtimedop(sem, &down, 1, &to);
     printf("semtimedop on zero semaphore=%d\n", r);
+    int set = semget(IPC_PRIVATE, 3, IPC_CREAT | 0600);
+    unsigned short vals[3] = {(unsigned short)(mem[1] & 0x7fff), (unsigned short)(c & 0x7fff), 7}, got[3] = {0};
+    semctl(set, 0, SETALL, vals);
+    semctl(set, 0, GETALL, got);
+    printf("GETALL of a 3-semaphore set: %u %u %u\n", got[0], got[1], got[2]);
+    semctl(set, 0, IPC_RMID);
     shmdt(mem);
     shmctl(shm, IPC_RMID, NULL);
     semctl(sem, 0, IPC_RMID);
