@@ -162,6 +162,15 @@ func TestGDBReverseFromSelfInflicted(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.mode, func(t *testing.T) {
+			if c.mode == "tgkill" {
+				// Known bug (issue 11): the main thread blocks in pause()
+				// before the worker runs; reverse-stepi from the SIGKILL
+				// stop places the replay at the main thread's last event,
+				// which precedes the worker's write, so the watch then
+				// finds the write at line 24. The position must be the
+				// instant before the kill, after every earlier event.
+				t.Skip("known bug: reverse-stepi from a kill stop lands before other threads' later events (issue 11)")
+			}
 			traceDir, rec := recordCrash(t, "selfkill", selfKillProg, c.mode)
 			m := regexp.MustCompile(`counter (\d+) add (\d+)`).FindStringSubmatch(string(rec.Stdout))
 			if m == nil {
