@@ -229,7 +229,7 @@ func TestGDBRestartCheckpointThreads(t *testing.T) {
 	if strings.Count(out, "Thread 2 stopped.") != 2 {
 		t.Fatalf("want two restarts to thread 2, with no signal:\n%s", out)
 	}
-	threads := regexp.MustCompile(`(?m)^\* 2 +Thread \d+\.\d+ (?:\(.*\) )?worker \(arg=0x[0-9a-f]+\) at .*selfkill.c:14$`).FindAllString(out, -1)
+	threads := regexp.MustCompile(`(?m)^\* 2 +Thread \d+\.\d+ +(?:\(.*\) +)?worker \(arg=0x[0-9a-f]+\) at .*selfkill.c:14$`).FindAllString(out, -1)
 	if len(threads) != 2 {
 		t.Fatalf("want thread 2 (and only it) in worker at line 14, before and after restart 1:\n%s", out)
 	}
