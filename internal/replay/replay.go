@@ -92,6 +92,9 @@ type rtask struct {
 	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec), so that
 	// a snapshot can give it back to the task's copy.
 	clearTid uint64
+	// othersSinceEntry (debugging): another task had an event after
+	// this one's last syscall entry (it was blocked while they ran).
+	othersSinceEntry bool
 }
 
 type rproc struct {

@@ -400,6 +400,14 @@ func (rp *replayer) goalDone(t *rtask, pos Pos) *DebugStop {
 func (rp *replayer) afterEvent(ev *trace.Event) error {
 	d := rp.dbg
 	clear(d.hits)
+	for _, t := range rp.tasks {
+		switch {
+		case t.rec != ev.Tid:
+			t.othersSinceEntry = true
+		case ev.Kind == trace.KindSyscallEntry:
+			t.othersSinceEntry = false
+		}
+	}
 	if len(ev.Mem) > 0 || len(ev.Maps) > 0 {
 		rp.refreshBreakpoints()
 	}
@@ -602,6 +610,20 @@ func (s *Session) ReverseStep() (DebugStop, error) {
 		}
 		if !g.done {
 			return DebugStop{}, fmt.Errorf("replay did not reach the signal stop at event %d again", cur.Event)
+		}
+		var blocked bool
+		_ = s.do(func() {
+			if t := s.cur.rp.tasks[cur.Tid]; t != nil {
+				blocked = t.othersSinceEntry && t.lastEntry < cur.Event-1
+			}
+		})
+		if blocked {
+			// The thread sat in a system call while other threads ran
+			// (and one of them sent the signal): the instant before the
+			// signal is the boundary before it, after everything they
+			// did, with the thread still in its call. (One more step
+			// back is that call's syscall instruction.)
+			return s.startRun(&goal{kind: goalReach, target: Pos{Event: cur.Event - 1, Tid: cur.Tid}, stopKind: StopStep})
 		}
 	case cur.Addr == exitingAddr && cur.Steps == 0:
 		// The stop just before the process exits is at its exit call:
