@@ -249,9 +249,10 @@ func main() {
 // From a Go panic in Delve: rev next goes back through the panicking
 // function, rewind stops at an earlier breakpoint with the recorded
 // values, and after running on to the exit, rev step and rev stepout
-// come back into the program (Delve crashed there once: gorr answered
-// the stop before the exit with a position at the start of the
-// recording).
+// come back into the program's last instructions (Delve crashed there
+// once: gorr answered the stop before the exit with a position at the
+// start of the recording), and rewind and rev next from there go back to
+// the panic.
 func TestDelveReverseFromPanic(t *testing.T) {
 	dlv := findDelve(t)
 	allowDelve(t)
@@ -286,7 +287,7 @@ func TestDelveReverseFromPanic(t *testing.T) {
 	os.WriteFile(script, []byte(strings.Join([]string{
 		"continue", "rev next", "print it.count",
 		"break main.corrupt", "rewind", "print by", "clear 1",
-		"continue", "continue", "rev step", "rev stepout", "print it.count", "exit",
+		"continue", "continue", "rev step", "rev stepout", "rewind", "rev next", "print it.count", "exit",
 	}, "\n")+"\n"), 0o644)
 	cmd := exec.CommandContext(ctx, dlv, "replay", traceDir, "--init", script, "--allow-non-terminal-interactive=true")
 	cmd.Env = env
@@ -308,13 +309,75 @@ func TestDelveReverseFromPanic(t *testing.T) {
 			t.Fatalf("no %q:\n%s", want, out)
 		}
 	}
-	// rev next from the panic, and rev stepout after the exit, both land
-	// in check at the panic's line, where it.count is the recorded one.
+	// After the exit, rev step and rev stepout are in the exit call and
+	// its caller on the system stack.
+	if !strings.Contains(out, "> runtime.exit() ") || !strings.Contains(out, "> runtime.fatalpanic.func2() ") {
+		t.Fatalf("want rev step and rev stepout after the exit in runtime.exit and its caller:\n%s", out)
+	}
+	// rev next from the panic, at first and again after the exit (rewind
+	// stops at the panic), lands in check at the panic's line, where
+	// it.count is the recorded one.
 	if n := strings.Count(out, "> main.check() ./main.go:20"); n != 2 {
 		t.Fatalf("want main.check at line 20 twice, got %d:\n%s", n, out)
 	}
 	vals := regexp.MustCompile(`(?m)^(-?\d+)$`).FindAllString(out, -1)
 	if strings.Join(vals, " ") != count[1]+" "+by[1]+" "+count[1] {
 		t.Fatalf("want it.count %s, by %s, it.count %s; Delve printed %v:\n%s", count[1], by[1], count[1], vals, out)
+	}
+}
+
+// After a normal exit (nothing stopped the program on the way), rev
+// step and rev stepout come back into the program's last instructions
+// (Delve 1.27.2 kept the registers of the start there: "no source for PC
+// 0x0", then a crash in proc.stepOutReverse), and rewind to a breakpoint
+// and rev stepout from it find the recorded values.
+func TestDelveReverseFromExit(t *testing.T) {
+	dlv := findDelve(t)
+	allowDelve(t)
+	dir := t.TempDir()
+	bindir := rrOnPath(t, dir)
+	src := writeDelveProg(t, dir)
+	bin := buildDelveProg(t, src)
+	env := append(os.Environ(), "PATH="+bindir+":"+os.Getenv("PATH"), "NO_COLOR=1", "TERM=dumb")
+	traceDir := filepath.Join(dir, "trace")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rec := exec.CommandContext(ctx, filepath.Join(bindir, "rr"), "record", "-o", traceDir, bin)
+	rec.Env = env
+	recOut, err := rec.Output()
+	want := strings.Fields(string(recOut))
+	if err != nil || len(want) != 3 {
+		t.Fatalf("rr record: %v %q", err, recOut)
+	}
+	script := filepath.Join(dir, "cmds")
+	os.WriteFile(script, []byte(strings.Join([]string{
+		"continue", "rev step", "rev stepout",
+		"break main.compute", "rewind", "print i", "rev stepout", "print vs", "exit",
+	}, "\n")+"\n"), 0o644)
+	cmd := exec.CommandContext(ctx, dlv, "replay", traceDir, "--init", script, "--allow-non-terminal-interactive=true")
+	cmd.Env = env
+	cmd.Dir = filepath.Dir(src)
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
+	if ctx.Err() != nil {
+		t.Fatalf("dlv timed out:\n%s", out)
+	}
+	if err != nil || strings.Contains(out, "stepOutReverse") || strings.Contains(out, "no source for PC") || strings.Contains(out, "_rt0_amd64") || strings.Contains(out, "Internal debugger error") {
+		t.Fatalf("Delve failed (%v):\n%s", err, out)
+	}
+	for _, s := range []string{
+		"has exited with status 0",
+		"> runtime.exit() ",                          // rev step: the exit call's function
+		"> runtime.main() ",                          // rev stepout: its caller
+		"[Breakpoint 1] main.compute() ./main.go:12", // rewind: the last call
+		"> main.main() ./main.go:21",                 // rev stepout: the call in main
+		"[]int len: 2, cap: 2, [" + want[0] + "," + want[1] + "]",
+	} {
+		if !strings.Contains(out, s) {
+			t.Fatalf("Delve output lacks %q:\n%s", s, out)
+		}
+	}
+	if !regexp.MustCompile(`(?m)^2$`).MatchString(out) {
+		t.Fatalf("print i after rewind: want 2 (the last call):\n%s", out)
 	}
 }

@@ -40,6 +40,15 @@ type Server struct {
 	// ckptWhere describes each checkpoint for info checkpoints.
 	ckptWhere map[int]string
 	files     map[int]*hostFile // open vFile descriptors (hostio.go)
+	// Delve (an LLDB-style client: it sends QThreadSuffixSupported)
+	// takes rr's synthetic SIGKILL stop as the exit and keeps the
+	// registers it read at the previous stop, so a reverse step from
+	// there starts from a stale pc (Delve 1.27.2: "no source for PC
+	// 0x0", a crash in proc.stepOutReverse). For such a client the stop
+	// before the exit is first reported as a plain SIGTRAP, a stop Delve
+	// ignores after refreshing its threads and resuming, and the next
+	// forward resume reports the SIGKILL without moving (exitTrap).
+	lldbStyle, exitTrap bool
 }
 
 // New prepares a server for a session stopped at first.
@@ -240,7 +249,10 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 		s.conn.WritePacket(gdbrsp.Ok())
 		s.conn.SetNoAck(true)
 		return nil, false
-	case gdbrsp.ThreadSuffixSupported, gdbrsp.ListThreadsInStopReply, gdbrsp.PassSignals, gdbrsp.ProgramSignals,
+	case gdbrsp.ThreadSuffixSupported:
+		s.lldbStyle = true
+		return gdbrsp.Ok(), false
+	case gdbrsp.ListThreadsInStopReply, gdbrsp.PassSignals, gdbrsp.ProgramSignals,
 		gdbrsp.DisableRandomization, gdbrsp.Environment, gdbrsp.ExtendedMode:
 		return gdbrsp.Ok(), false
 	case gdbrsp.NonStop:
@@ -527,6 +539,12 @@ func (s *Server) resume(step bool, tid int32) []byte {
 	if s.exited {
 		return gdbrsp.ExitedReply(uint8(s.stop.Status.ExitStatus()), int64(s.stop.Pid))
 	}
+	if s.exitTrap {
+		s.exitTrap = false
+		if s.stop.Kind == replay.StopExiting {
+			return s.stopReply()
+		}
+	}
 	var st replay.DebugStop
 	var err error
 	if step {
@@ -540,6 +558,10 @@ func (s *Server) resume(step bool, tid int32) []byte {
 	s.stop = st
 	if st.Tid != 0 {
 		s.gThread = st.Tid
+	}
+	if st.Kind == replay.StopExiting && s.lldbStyle {
+		s.exitTrap = true
+		return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).Bytes()
 	}
 	return s.stopReply()
 }
@@ -592,7 +614,7 @@ func (s *Server) reverse(st replay.DebugStop, err error) []byte {
 		}
 		return gdbrsp.Error(1)
 	}
-	s.stop, s.exited = st, false
+	s.stop, s.exited, s.exitTrap = st, false, false
 	if st.Tid != 0 {
 		s.gThread = st.Tid
 	}
@@ -631,7 +653,7 @@ func (s *Server) vrun(p gdbrsp.VRun) []byte {
 	if err != nil {
 		return gdbrsp.Error(1)
 	}
-	s.stop, s.exited, s.restarted = st, false, true
+	s.stop, s.exited, s.restarted, s.exitTrap = st, false, true, false
 	if st.Tid != 0 {
 		s.gThread = st.Tid
 	}
