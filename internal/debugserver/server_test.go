@@ -121,6 +121,24 @@ func TestProtocol(t *testing.T) {
 	if r := ask("bc"); !strings.Contains(r, "replaylog:begin") {
 		t.Fatalf("reverse from the end of `true` reaches the start: %q", r)
 	}
+	// An LLDB-style client (Delve) gets a plain stop before the SIGKILL
+	// one, at the same place, so that it reloads its threads' registers.
+	if r := ask("QThreadSuffixSupported"); r != "OK" {
+		t.Fatalf("QThreadSuffixSupported: %q", r)
+	}
+	if r := ask("vCont;c"); !strings.HasPrefix(r, "T05") {
+		t.Fatalf("Delve: continue to the end should stop with SIGTRAP first: %q", r)
+	}
+	when := ask("qRRCmd:when:-1")
+	if r := ask("vCont;c"); !strings.HasPrefix(r, "T09") {
+		t.Fatalf("Delve: then the SIGKILL before the exit: %q", r)
+	}
+	if w := ask("qRRCmd:when:-1"); w != when {
+		t.Fatalf("Delve: the SIGKILL stop moved: %q, then %q", when, w)
+	}
+	if r := ask("vCont;c"); !strings.HasPrefix(r, "W00") {
+		t.Fatalf("Delve: then the exit: %q", r)
+	}
 	if r := ask("D"); r != "OK" {
 		t.Fatalf("detach: %q", r)
 	}
