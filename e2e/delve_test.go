@@ -381,3 +381,108 @@ func TestDelveReverseFromExit(t *testing.T) {
 		t.Fatalf("print i after rewind: want 2 (the last call):\n%s", out)
 	}
 }
+
+const delveNilProg = `package main
+
+import (
+	"fmt"
+	"math/rand"
+)
+
+type node struct {
+	next *node
+	val  int
+}
+
+//go:noinline
+func walk(n *node, k int) int {
+	for i := 0; i < k; i++ {
+		n = n.next // line 16: a nil dereference past the end
+	}
+	return n.val
+}
+
+func main() {
+	var head *node
+	length := 3 + rand.Intn(5)
+	for i := 0; i < length; i++ {
+		head = &node{next: head, val: rand.Intn(1000)}
+	}
+	fmt.Println("length", length, "head", head.val)
+	fmt.Println(walk(head, length+1))
+}
+`
+
+// From a Go nil dereference in Delve (a SIGSEGV the runtime turns into a
+// panic): rev next and rev stepout go back through the runtime's panic
+// to the faulting line, where the loop variable and the nil pointer are
+// as recorded; rewind stops at an earlier breakpoint; after the exit,
+// rev step and rev stepout work.
+func TestDelveReverseFromNilDereference(t *testing.T) {
+	dlv := findDelve(t)
+	allowDelve(t)
+	dir := t.TempDir()
+	bindir := rrOnPath(t, dir)
+	src := filepath.Join(dir, "prog", "main.go")
+	if err := os.MkdirAll(filepath.Dir(src), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(src, []byte(delveNilProg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "prog", "go.mod"), []byte("module prog\ngo 1.26\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := buildDelveProg(t, src)
+	env := append(os.Environ(), "PATH="+bindir+":"+os.Getenv("PATH"), "NO_COLOR=1", "TERM=dumb")
+	traceDir := filepath.Join(dir, "trace")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	rec := exec.CommandContext(ctx, filepath.Join(bindir, "rr"), "record", "-o", traceDir, bin)
+	rec.Env = env
+	var stderr strings.Builder
+	rec.Stderr = &stderr
+	recOut, _ := rec.Output()
+	m := regexp.MustCompile(`length (\d+) head`).FindStringSubmatch(string(recOut))
+	if m == nil || !strings.Contains(stderr.String(), "nil pointer dereference") {
+		t.Fatalf("recorded: %q %q", recOut, stderr.String())
+	}
+	length, _ := strconv.Atoi(m[1])
+	script := filepath.Join(dir, "cmds")
+	os.WriteFile(script, []byte(strings.Join([]string{
+		"continue", "rev next", "rev stepout", "rev stepout", "print i", "print n", "print k",
+		"break main.walk", "rewind", "print k", "clear 1",
+		"continue", "continue", "rev step", "rev stepout", "exit",
+	}, "\n")+"\n"), 0o644)
+	cmd := exec.CommandContext(ctx, dlv, "replay", traceDir, "--init", script, "--allow-non-terminal-interactive=true")
+	cmd.Env = env
+	cmd.Dir = filepath.Dir(src)
+	outb, err := cmd.CombinedOutput()
+	out := string(outb)
+	if ctx.Err() != nil {
+		t.Fatalf("dlv timed out:\n%s", out)
+	}
+	if err != nil || strings.Contains(out, "stepOutReverse") || strings.Contains(out, "no source for PC") || strings.Contains(out, "Internal debugger error") {
+		t.Fatalf("Delve failed (%v):\n%s", err, out)
+	}
+	for _, want := range []string{
+		"[unrecovered-panic] runtime.fatalpanic()",
+		"> runtime.panicmem() ",
+		"> runtime.sigpanic() ",
+		"> main.walk() ./main.go:16 ",
+		"*main.node nil",
+		"[Breakpoint 1] main.walk() ./main.go:14",
+		"has exited",
+		"> runtime.exit() ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("no %q:\n%s", want, out)
+		}
+	}
+	// i at the fault is the list's length, k one more (also at walk's
+	// entry, reached by rewind).
+	vals := regexp.MustCompile(`(?m)^(-?\d+)$`).FindAllString(out, -1)
+	if want := strconv.Itoa(length) + " " + strconv.Itoa(length+1) + " " + strconv.Itoa(length+1); strings.Join(vals, " ") != want {
+		t.Fatalf("want i, k, k = %s; Delve printed %v:\n%s", want, vals, out)
+	}
+}

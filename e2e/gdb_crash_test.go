@@ -334,3 +334,38 @@ func TestGDBSymbolsOfDeletedBinary(t *testing.T) {
 		t.Fatalf("want the recorded mappings (the library, the stack):\n%s", s)
 	}
 }
+
+// From a checkpoint restart: restart to a checkpoint taken at a
+// breakpoint, then reverse-finish to the caller (its locals as
+// recorded), and a watchpoint with reverse-continue finds the earlier
+// write, with the loop variable that made it.
+func TestGDBReverseFromCheckpointRestart(t *testing.T) {
+	needGDB(t)
+	traceDir, rec := recordCrash(t, "assertfail", assertProg)
+	m := regexp.MustCompile(`before (\d+) delta (\d+)`).FindStringSubmatch(string(rec.Stdout))
+	if m == nil {
+		t.Fatalf("recorded: %v", rec)
+	}
+	out := gdbBatch(t, traceDir,
+		"break bump", "continue", "checkpoint", "delete", "continue", "restart 1",
+		"reverse-finish", "info line *$pc", "print before", "print delta",
+		"watch -l item->count", "reverse-continue", "info line *$pc", "print i")
+	if !strings.Contains(out, "Program received signal SIGABRT") {
+		t.Fatalf("did not run on to the abort before the restart:\n%s", out)
+	}
+	if strings.Contains(out, "No more reverse-execution history") || strings.Contains(out, "E01") || strings.Contains(out, "SIGTRAP") {
+		t.Fatalf("went back to the start, failed or a stray signal:\n%s", out)
+	}
+	lines := regexp.MustCompile(`Line (\d+) of "[^"]*assertfail.c"`).FindAllStringSubmatch(out, -1)
+	if len(lines) != 2 || lines[0][1] != "23" || lines[1][1] != "18" {
+		t.Fatalf("want the call of bump at line 23, then the first write at line 18:\n%s", out)
+	}
+	vals := regexp.MustCompile(`(?m)^\$\d+ = (-?\d+)$`).FindAllStringSubmatch(out, -1)
+	var got []string
+	for _, v := range vals {
+		got = append(got, v[1])
+	}
+	if want := []string{m[1], m[2], "3"}; strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Fatalf("printed %v, want before, delta and i %v:\n%s", got, want, out)
+	}
+}
