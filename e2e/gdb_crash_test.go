@@ -369,3 +369,58 @@ func TestGDBReverseFromCheckpointRestart(t *testing.T) {
 		t.Fatalf("printed %v, want before, delta and i %v:\n%s", got, want, out)
 	}
 }
+
+const execProg = `#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/random.h>
+static long stage;
+int main(int argc, char **argv) {
+	unsigned seed;
+	getrandom(&seed, sizeof seed, 0);
+	if (argc > 1) {
+		stage = atol(argv[1]) + (seed & 7);
+		printf("child stage %ld\n", stage);
+		return 0;
+	}
+	stage = seed & 0xff; /* line 14 */
+	printf("parent stage %ld\n", stage);
+	fflush(stdout);
+	char arg[32];
+	snprintf(arg, sizeof arg, "%ld", stage);
+	execl("/proc/self/exe", argv[0], arg, (char *)0);
+	return 1;
+}
+`
+
+// At an exec of the debugged program the replay stops in the old image,
+// at the execve, with no signal, and goes no further forwards (as rr);
+// from there reverse-stepi goes to the syscall instruction, and a
+// watchpoint with reverse-continue finds the last write before the exec.
+func TestGDBReverseFromExec(t *testing.T) {
+	needGDB(t)
+	traceDir, rec := recordCrash(t, "execself", execProg)
+	m := regexp.MustCompile(`parent stage (\d+)\n`).FindStringSubmatch(string(rec.Stdout))
+	if m == nil || !strings.Contains(string(rec.Stdout), "child stage") {
+		t.Fatalf("recorded: %v", rec)
+	}
+	out := gdbBatch(t, traceDir,
+		"continue", "continue", "reverse-stepi", "x/i $pc",
+		"watch stage", "reverse-continue", "info line *$pc")
+	if n := strings.Count(out, "Program stopped."); n != 2 {
+		t.Fatalf("want the stop at the exec twice (continue does not leave it), got %d:\n%s", n, out)
+	}
+	if !regexp.MustCompile(`Program stopped\.\n0x[0-9a-f]+ in [^\n]*execve`).MatchString(out) || strings.Contains(out, "child stage") {
+		t.Fatalf("want the stop in execve, before the new program runs:\n%s", out)
+	}
+	if strings.Contains(out, "No more reverse-execution history") || strings.Contains(out, "E01") || strings.Contains(out, "SIG") {
+		t.Fatalf("went back to the start, failed or a signal:\n%s", out)
+	}
+	if !regexp.MustCompile(`=> 0x[0-9a-f]+ <[^>]*execve[^>]*>:\s+syscall`).MatchString(out) {
+		t.Fatalf("reverse-stepi from the exec stop did not go to the syscall instruction:\n%s", out)
+	}
+	if !strings.Contains(out, "Old value = "+m[1]+"\nNew value = 0\n") ||
+		!regexp.MustCompile(`Line 14 of "[^"]*execself.c"`).MatchString(out) {
+		t.Fatalf("want the write of %s at line 14:\n%s", m[1], out)
+	}
+}

@@ -541,7 +541,7 @@ func (s *Server) resume(step bool, tid int32) []byte {
 	}
 	if s.exitTrap {
 		s.exitTrap = false
-		if s.stop.Kind == replay.StopExiting {
+		if s.stop.Kind == replay.StopExiting || s.stop.Kind == replay.StopExec {
 			return s.stopReply()
 		}
 	}
@@ -559,7 +559,7 @@ func (s *Server) resume(step bool, tid int32) []byte {
 	if st.Tid != 0 {
 		s.gThread = st.Tid
 	}
-	if st.Kind == replay.StopExiting && s.lldbStyle {
+	if (st.Kind == replay.StopExiting || st.Kind == replay.StopExec) && s.lldbStyle {
 		s.exitTrap = true
 		return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).Bytes()
 	}
@@ -594,6 +594,16 @@ func (s *Server) stopReply() []byte {
 		return gdbrsp.NewStopReply(uint8(st.Signal), s.threadID(st.Tid)).Bytes()
 	case replay.StopExiting:
 		return gdbrsp.NewStopReply(uint8(unix.SIGKILL), s.threadID(st.Tid)).Bytes()
+	case replay.StopExec:
+		if s.lldbStyle {
+			// Delve does not follow an exec, and takes a stop with no
+			// signal going forwards as one to resume from: for it the
+			// exec ends the program, as the stop before an exit.
+			return gdbrsp.NewStopReply(uint8(unix.SIGKILL), s.threadID(st.Tid)).Bytes()
+		}
+		// As rr: a stop with no signal at the execve ("Program stopped"),
+		// which forward requests do not leave.
+		return gdbrsp.NewStopReply(0, s.threadID(st.Tid)).Bytes()
 	case replay.StopExited, replay.StopEnd:
 		s.exited = true
 		if st.Status.Signaled() {

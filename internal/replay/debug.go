@@ -26,6 +26,7 @@ const (
 	StopEnd                            // the end of the trace
 	StopWatch                          // a watchpoint triggered (Addr is the watched address)
 	StopSignal                         // a signal is about to be delivered (Signal)
+	StopExec                           // the debugged process is about to exec (as rr, replay goes no further forwards)
 )
 
 // DebugStop describes where a debugged replay stopped.
@@ -383,6 +384,11 @@ func (s *Session) resume(c command) (DebugStop, error) {
 	if s.cur == nil {
 		return DebugStop{Kind: StopEnd}, io.EOF
 	}
+	if s.stop.Kind == StopExec {
+		// As rr: no further forwards than the exec (debug the new
+		// program with -p); backwards works.
+		return s.stop, nil
+	}
 	prev := s.pos
 	s.cur.cmds <- c
 	r := <-s.cur.results
@@ -617,6 +623,17 @@ func (rp *replayer) beforeExit(t *rtask) error {
 	return rp.markedStop(here, DebugStop{Kind: StopExiting, Tid: t.rec})
 }
 
+// beforeExec reports the stop rr gives just before the debugged process
+// execs a new program (at its execve, in the old image); replay does not
+// go past it forwards (Session.resume), only backwards.
+func (rp *replayer) beforeExec(t *rtask) error {
+	if rp.dbg == nil || !rp.dbg.started || t.proc != rp.debugProc() {
+		return nil
+	}
+	here := Pos{Event: rp.n, Tid: t.rec, Addr: execAddr, Regs: rp.regsOf(t.rec)}
+	return rp.markedStop(here, DebugStop{Kind: StopExec, Tid: t.rec})
+}
+
 // signalStop reports a fault (or abort, or fatal) signal of the debugged
 // process before its delivery, as gdb expects ("Program received signal
 // SIGSEGV"), at the faulting instruction.
@@ -671,6 +688,15 @@ const signalAddr = ^uint64(0) - 1
 // exitingAddr marks the position of the stop before the debugged process
 // exits (the end of its last run of user code).
 const exitingAddr = ^uint64(0)
+
+// execAddr marks the position of the stop before the debugged process
+// execs (at its execve, the end of its last run of user code in the old
+// image).
+const execAddr = ^uint64(0) - 2
+
+// markedAddr says whether a position's Addr is one of the marks above,
+// not an instruction.
+func markedAddr(a uint64) bool { return a == exitingAddr || a == signalAddr || a == execAddr }
 
 func (rp *replayer) debugProc() *rproc {
 	if t := rp.tasks[rp.dbg.pid]; t != nil {

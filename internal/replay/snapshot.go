@@ -782,7 +782,7 @@ func (rp *replayer) restore(sn *snapshot, rd *trace.Reader) error {
 	for a := range d.user {
 		_ = rp.insertBreakpoint(a)
 	}
-	if g := d.goal; g != nil && g.target.Addr != 0 && g.target.Addr != exitingAddr && g.target.Addr != signalAddr && !g.target.Watch {
+	if g := d.goal; g != nil && g.target.Addr != 0 && !markedAddr(g.target.Addr) && !g.target.Watch {
 		_ = rp.insertBreakpoint(g.target.Addr)
 	}
 	rp.snapshotWatches()

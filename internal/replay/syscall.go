@@ -216,6 +216,9 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		if out.Kind != trace.KindExec {
 			break
 		}
+		if err := rp.beforeExec(t); err != nil { // debug.go
+			return err
+		}
 		// Exec the stub instead; the recorded image is rebuilt from the trace.
 		sp := r[ptrace.RSP] - 8192
 		path := append([]byte(rp.stub), 0)

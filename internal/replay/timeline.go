@@ -433,7 +433,7 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 			_ = rp.insertBreakpoint(a)
 		}
 		rp.snapshotWatches()
-		if g := d.goal; g != nil && g.target.Addr != 0 && g.target.Addr != exitingAddr && g.target.Addr != signalAddr && !g.target.Watch {
+		if g := d.goal; g != nil && g.target.Addr != 0 && !markedAddr(g.target.Addr) && !g.target.Watch {
 			// An internal breakpoint to see the target's base arrive (the
 			// debugger's breakpoint there may have been a temporary one).
 			_ = rp.insertBreakpoint(g.target.Addr)
@@ -625,8 +625,9 @@ func (s *Session) ReverseStep() (DebugStop, error) {
 			// back is that call's syscall instruction.)
 			return s.startRun(&goal{kind: goalReach, target: Pos{Event: cur.Event - 1, Tid: cur.Tid}, stopKind: StopStep})
 		}
-	case cur.Addr == exitingAddr && cur.Steps == 0:
-		// The stop just before the process exits is at its exit call:
+	case (cur.Addr == exitingAddr || cur.Addr == execAddr) && cur.Steps == 0:
+		// The stop just before the process exits (or execs) is at its
+		// exit (execve) call:
 		// the instruction before is that call's syscall instruction, the
 		// last of the run that ends at this event.
 		g := &goal{kind: goalCountSteps, toCall: true, target: Pos{Event: cur.Event - 1, Tid: cur.Tid}, from: cur.Event - 1}
@@ -780,7 +781,7 @@ func (s *Session) findWatchWrite(st DebugStop, prev Pos) (DebugStop, error) {
 		switch {
 		case prev.Addr == 0 && prev.Event == st.watchEvent-1:
 			g.skipUntil = prev.Steps
-		case prev.Addr != 0 && prev.Addr != exitingAddr && prev.Event == st.watchEvent:
+		case prev.Addr != 0 && !markedAddr(prev.Addr) && prev.Event == st.watchEvent:
 			p := prev
 			g.waitBase = &p
 		}
