@@ -14,44 +14,6 @@ import (
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// StopKind says why a debugged replay stopped.
-type StopKind int
-
-const (
-	StopStart      StopKind = iota + 1 // at the debugged program's first instruction
-	StopBreakpoint                     // a software breakpoint was hit
-	StopStep                           // a single step completed
-	StopExiting                        // the debugged process is about to exit (reported as SIGKILL, as rr does)
-	StopExited                         // the debugged process exited
-	StopEnd                            // the end of the trace
-	StopWatch                          // a watchpoint triggered (Addr is the watched address)
-	StopSignal                         // a signal is about to be delivered (Signal)
-)
-
-// DebugStop describes where a debugged replay stopped.
-type DebugStop struct {
-	Kind   StopKind
-	Tid    int32 // recorded thread id of the stopped thread
-	Pid    int32 // recorded pid of the debugged process
-	Addr   uint64
-	Status unix.WaitStatus // StopExited
-	Event  uint64          // events completed so far
-	Watch  Watch           // StopWatch: which watchpoint
-	Signal int             // StopSignal
-	// A watch stop found at an event boundary: the event, and whether
-	// user code (rather than the kernel) may have made the change.
-	watchEvent uint64
-	watchUser  bool
-}
-
-// Watch is a hardware watchpoint: Kind 2 write, 3 read, 4 access (gdb's
-// Z2-Z4 numbering); Size 1, 2, 4 or 8 bytes at an aligned Addr.
-type Watch struct {
-	Addr uint64
-	Size int
-	Kind int
-}
-
 // errKilled unwinds the replay goroutine when the debugger kills it.
 var errKilled = errors.New("replay killed by the debugger")
 
@@ -389,7 +351,7 @@ func (s *Session) resume(c command) (DebugStop, error) {
 	s.stop = r.stop
 	s.shown = max(s.shown, r.stop.Event)
 	_ = s.do(func() { s.pos = s.cur.rp.dbg.pos })
-	if r.err == nil && r.stop.Kind == StopWatch && r.stop.watchUser {
+	if r.err == nil && r.stop.Kind == StopWatch && r.stop.WatchUser {
 		return s.findWatchWrite(r.stop, prev)
 	}
 	return r.stop, r.err
