@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/diversion"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
@@ -61,7 +62,7 @@ type Session struct {
 	shown   uint64 // furthest event whose output was reproduced
 
 	// div is the live copy a diversion runs in (diversion.go).
-	div *diversion
+	div *diversion.Copy
 
 	w     *ptraceWorker // the thread that traces every process of the session
 	snaps *snapshots    // snapshot.go
@@ -390,8 +391,8 @@ func (s *Session) Threads() []int32 {
 func (s *Session) Regs(tid int32) (regs trace.Regs, fx []byte, err error) {
 	err = errors.New("no such thread")
 	_ = s.do(func() {
-		if d := s.div; d != nil && d.tid == tid {
-			regs, fx, err = d.regs()
+		if d := s.div; d != nil && d.Tid() == tid {
+			regs, fx, err = d.Regs()
 			return
 		}
 		t := s.cur.rp.tasks[tid]
@@ -417,7 +418,7 @@ func (s *Session) ReadMem(addr uint64, n int) ([]byte, error) {
 	err := errors.New("no process")
 	_ = s.do(func() {
 		if s.div != nil {
-			buf, err = s.div.readMem(addr, n)
+			buf, err = s.div.ReadMem(addr, n)
 			return
 		}
 		t := s.cur.rp.debugTask()
@@ -448,7 +449,7 @@ func (s *Session) SetBreakpoint(addr uint64) error {
 		s.cur.rp.dbg.user[addr], s.cur.rp.dbg.ever[addr] = true, true
 		err = s.cur.rp.insertBreakpoint(addr)
 		if d := s.div; d != nil && err == nil {
-			err = d.setBreakpoint(addr) // mirrored into the diversion, as rr does
+			err = d.SetBreakpoint(addr) // mirrored into the diversion, as rr does
 		}
 	})
 	return err
@@ -462,7 +463,7 @@ func (s *Session) ClearBreakpoint(addr uint64) error {
 		delete(s.cur.rp.dbg.user, addr)
 		err = s.cur.rp.removeBreakpoint(addr)
 		if d := s.div; d != nil && err == nil {
-			err = d.clearBreakpoint(addr)
+			err = d.ClearBreakpoint(addr)
 		}
 	})
 	return err
