@@ -29,7 +29,7 @@ __attribute__((noinline)) long total(void) {
 int main(void) {
 	unsigned seed;
 	getrandom(&seed, sizeof seed, 0); setvbuf(stdout, 0, _IOLBF, 0);
-	for (int i = 0; i < 8; i++) { items[i].id = i; items[i].count = (seed >> i) & 7; }
+	for (int i = 0; i < 8; i++) { items[i].id = i; items[i].count = 1 + ((seed >> i) & 7); }
 	struct item *item = &items[3];
 	long delta = 100 + (seed & 15);
 	long before = item->count;
@@ -129,13 +129,13 @@ int main(int argc, char **argv) {
 	mode = argv[1];
 	main_tid = syscall(SYS_gettid);
 	counter = seed & 0xff;  /* line 24 */
-	printf("counter %ld add %u\n", counter, seed >> 28);
+	printf("counter %ld add %u\n", counter, 1 + (seed >> 28));
 	fflush(stdout);
 	if (!strcmp(mode, "raise")) raise(SIGTERM);
 	if (!strcmp(mode, "kill")) kill(getpid(), SIGABRT);
 	if (!strcmp(mode, "exit")) exit(2);
 	pthread_t t;
-	pthread_create(&t, 0, worker, (void *)(long)(seed >> 28));
+	pthread_create(&t, 0, worker, (void *)(long)(1 + (seed >> 28))); /* never 0: the write changes counter */
 	if (!strcmp(mode, "tgkill")) for (;;) pause();
 	pthread_join(t, 0);
 	return 0;
@@ -383,7 +383,7 @@ int main(int argc, char **argv) {
 		printf("child stage %ld\n", stage);
 		return 0;
 	}
-	stage = seed & 0xff; /* line 14 */
+	stage = 1 + (seed & 0xff); /* line 14: never 0, the write changes it */
 	printf("parent stage %ld\n", stage);
 	fflush(stdout);
 	char arg[32];
