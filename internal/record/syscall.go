@@ -120,7 +120,7 @@ func (r *recorder) onEntry(t *task) error {
 		// does not, other tasks run while it sleeps. An unknown number
 		// takes this path too: a newer kernel may implement it.
 		_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-		st, ok, err := ptrace.Wait(t.tid, true)
+		st, ok, err := waitStop(t.tid, true)
 		if err != nil {
 			return err
 		}
@@ -403,12 +403,15 @@ func (r *recorder) stdioFlag(t *task, fd int) uint64 {
 // one. For exit_group the other threads are killed and reported later.
 func (r *recorder) exitNow(t *task, nr int) error {
 	for {
-		st, _, err := ptrace.Wait(t.tid, false)
+		st, _, err := r.waitFor(t.tid)
 		if err != nil {
 			return err
 		}
 		if st.Kind == ptrace.StopExited {
 			return r.onExited(t, st)
+		}
+		if st.Kind == stopVanished {
+			return r.lost(t, unix.ESRCH)
 		}
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
 			if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
@@ -429,7 +432,7 @@ func (r *recorder) exitNow(t *task, nr int) error {
 		return nil
 	}
 	for i := 0; ; i++ {
-		st, ok, err := ptrace.Wait(t.tid, true)
+		st, ok, err := waitStop(t.tid, true)
 		if err != nil {
 			return err
 		}
