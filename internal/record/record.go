@@ -749,6 +749,9 @@ func (r *recorder) exitDuringWrite(t *task) error {
 	if err != nil || int64(regs[ptrace.RAX]) <= 0 {
 		return nil
 	}
+	if t.emu != nil {
+		t.emu.exitStop = false // dying: no syscall-exit stop for a tracer
+	}
 	return r.onExit(t)
 }
 

@@ -72,25 +72,33 @@ func (r *recorder) onEntry(t *task) error {
 		}
 	}
 	t.deferred = nil
+	if stopped, err := r.ptraceSyscallEntry(t); stopped || err != nil {
+		return err
+	}
+	return r.entryContinue(t)
+}
+
+// entryContinue completes the entry of t's system call (after an emulated
+// syscall-entry stop: the call its tracer left in t.entry).
+func (r *recorder) entryContinue(t *task) error {
+	nr, sc, regs := t.sysno, t.sc0, t.entry
 	t.nullify = false
 	a := ptrace.SyscallArgs(&regs)
-	if ret, skip := sc.Skip(linux.Args(a)); skip {
-		r.nullifyCall(t, ret)
-	}
-	switch nr {
-	case unix.SYS_PRCTL:
-		r.prctlTSC(t, a)
-	case unix.SYS_PROCESS_VM_WRITEV:
-		if int(int32(a[0])) != tracee.Tgid(t.tid) {
-			return &UnsupportedError{Tid: t.tid, Name: "process_vm_writev", Reason: "writing another process's memory is not supported"}
+	if t.emu != nil && t.emu.sysemu {
+		// Entered under an emulated PTRACE_SYSEMU: the kernel does not
+		// run the call; rax (-ENOSYS, or what the tracer set) stays.
+		t.emu.sysemu = false
+		r.nullifyCall(t, int64(regs[ptrace.RAX]))
+	} else {
+		if ret, skip := sc.Skip(linux.Args(a)); skip {
+			r.nullifyCall(t, ret)
 		}
-	case unix.SYS_PTRACE, unix.SYS_WAIT4, unix.SYS_WAITID:
-		if err := r.ptraceEntry(t, nr, a); err != nil {
+		if err := r.entrySpecial(t, nr, a); err != nil {
 			return err
 		}
-	}
-	if t.nullify && !r.seccompAllows(t, nr, &regs) {
-		t.nullify = false
+		if t.nullify && !r.seccompAllows(t, nr, &regs) {
+			t.nullify = false
+		}
 	}
 	if t.nullify {
 		regs[ptrace.ORIGRAX] = ^uint64(0)
@@ -127,6 +135,21 @@ func (r *recorder) onEntry(t *task) error {
 		if ok {
 			return r.handle(st)
 		}
+	}
+	return nil
+}
+
+// entrySpecial handles the entries that need more than the table.
+func (r *recorder) entrySpecial(t *task, nr int, a [6]uint64) error {
+	switch nr {
+	case unix.SYS_PRCTL:
+		r.prctlTSC(t, a)
+	case unix.SYS_PROCESS_VM_WRITEV:
+		if int(int32(a[0])) != tracee.Tgid(t.tid) {
+			return &UnsupportedError{Tid: t.tid, Name: "process_vm_writev", Reason: "writing another process's memory is not supported"}
+		}
+	case unix.SYS_PTRACE, unix.SYS_WAIT4, unix.SYS_WAITID:
+		return r.ptraceEntry(t, nr, a)
 	}
 	return nil
 }
@@ -294,7 +317,10 @@ func (r *recorder) onExit(t *task) error {
 			return fmt.Errorf("%s: checksum: %w", describe(t), err)
 		}
 	}
-	return r.emit(ev)
+	if err := r.emit(ev); err != nil {
+		return err
+	}
+	return r.ptraceSyscallExit(t)
 }
 
 // exitSpecial records what the declarative table cannot express: mapped
