@@ -228,6 +228,18 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 			o.emu = o.emu.attach(tracee.Tgid(t.tid), req == reqSeize, child)
 			if req == reqSeize {
 				o.emu.options = data
+			}
+			if o.state == stStopped {
+				// In a job-control stop: the kernel turns it into a
+				// ptrace stop that the tracer's wait reports at once.
+				// ATTACH's SIGSTOP stays pending, delivered once the
+				// tracer resumes it.
+				r.stopped--
+				if _, err := r.ptraceGroupStop(o, o.groupSig); err != nil {
+					return err
+				}
+			}
+			if req == reqSeize {
 				return nil
 			}
 			// PTRACE_ATTACH sends SIGSTOP; its delivery becomes the
@@ -758,6 +770,23 @@ func (r *recorder) emuGroupStop(o *task, sig int) error {
 		status |= unix.PTRACE_EVENT_STOP << 16
 	}
 	return r.emuStop(o, 0, status)
+}
+
+// ptraceGroupStop: t, an emulated tracee, entered a group stop (its
+// process was stopped by a signal): its tracer sees it as a stop
+// (PTRACE_EVENT_STOP if seized) and it stays there until the tracer
+// resumes it. It reports whether t is now in that emulated stop.
+func (r *recorder) ptraceGroupStop(t *task, sig int) (bool, error) {
+	e := t.emu
+	if e == nil || e.tracer == 0 || r.processTask(e.tracer) == nil {
+		return false, nil
+	}
+	e.group = sig
+	status := sig<<8 | 0x7f
+	if e.seized {
+		status |= unix.PTRACE_EVENT_STOP << 16
+	}
+	return true, r.emuStop(t, 0, status)
 }
 
 // ptraceNewTask: parent, an emulated tracee whose tracer asked for

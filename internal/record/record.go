@@ -109,6 +109,7 @@ type task struct {
 	dying      bool
 	runStart   time.Time
 	tscSigsegv bool     // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
+	groupSig   int      // the signal of the task's last group-stop
 	emu        *emuTask // emulated ptrace state (ptraceemu.go)
 	// interrupted is the call a signal interrupted with
 	// -ERESTART_RESTARTBLOCK, which restart_syscall resumes (syscall.go).

@@ -39,6 +39,10 @@ func (r *recorder) onSignal(t *task, sig int) error {
 		// event: the stop shows only in wait results and SIGCHLDs, which
 		// are recorded.
 		t.pendingSig = 0
+		t.groupSig = sig
+		if stopped, err := r.ptraceGroupStop(t, sig); stopped || err != nil {
+			return err
+		}
 		t.state = stStopped
 		r.stopped++
 		if t.tid == r.initial && r.tty != nil {
