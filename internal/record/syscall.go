@@ -264,6 +264,9 @@ func (r *recorder) onExit(t *task) error {
 	}
 	if t.execed && (t.sysno == unix.SYS_EXECVE || t.sysno == unix.SYS_EXECVEAT) && ret == 0 {
 		t.execed = false
+		if t.emu != nil {
+			t.emu.exitStop = false // not emulated after an exec (limitations.md)
+		}
 		if err := r.onExecDone(t, t.exFormer); err != nil {
 			return err
 		}
