@@ -236,6 +236,9 @@ func (s *Server) threadID(tid int32) gdbrsp.ThreadID {
 
 // handle answers one packet; done ends the session.
 func (s *Server) handle(data []byte) (reply []byte, done bool) {
+	if string(data) == "qProcessInfo" {
+		return s.processInfo(), false
+	}
 	pkt, err := gdbrsp.Parse(data)
 	if err != nil {
 		return gdbrsp.Error(1), false
@@ -418,6 +421,14 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 		return nil, true
 	}
 	return nil2(), false
+}
+
+// processInfo answers LLDB's qProcessInfo (Delve asks it when the
+// thread suffix is on, and names the process by it: "Process PID has
+// exited"): the recorded pid and the program's original path.
+func (s *Server) processInfo() []byte {
+	_, orig := s.sess.ExecFile()
+	return []byte(fmt.Sprintf("pid:%x;name:%s;", s.stop.Pid, gdbrsp.EncodeHex([]byte(orig))))
 }
 
 // nil2 is the empty reply: "not supported".

@@ -99,6 +99,9 @@ func TestProtocol(t *testing.T) {
 	if r := ask("Zzz"); r != "" && !strings.HasPrefix(r, "E") {
 		t.Fatalf("malformed Z: %q", r)
 	}
+	if r := ask("qProcessInfo"); !strings.HasPrefix(r, fmt.Sprintf("pid:%x;name:", first.Pid)) || first.Pid == 0 {
+		t.Fatalf("qProcessInfo: %q (pid %d)", r, first.Pid)
+	}
 	if r := ask("qNoSuchThing"); r != "" {
 		t.Fatalf("unknown packet: %q", r)
 	}
