@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/machine"
 )
 
 // Options set on every tracee.
@@ -155,8 +155,8 @@ func SetOptions(tid int) error {
 }
 
 // GetRegs reads the general registers.
-func GetRegs(tid int) (trace.Regs, error) {
-	var r trace.Regs
+func GetRegs(tid int) (machine.Regs, error) {
+	var r machine.Regs
 	if err := unix.PtraceGetRegs(tid, (*unix.PtraceRegs)(unsafe.Pointer(&r))); err != nil {
 		return r, fmt.Errorf("PTRACE_GETREGS tid %d: %w", tid, err)
 	}
@@ -164,7 +164,7 @@ func GetRegs(tid int) (trace.Regs, error) {
 }
 
 // SetRegs writes the general registers.
-func SetRegs(tid int, r *trace.Regs) error {
+func SetRegs(tid int, r *machine.Regs) error {
 	if err := unix.PtraceSetRegs(tid, (*unix.PtraceRegs)(unsafe.Pointer(r))); err != nil {
 		return fmt.Errorf("PTRACE_SETREGS tid %d: %w", tid, err)
 	}
@@ -267,51 +267,46 @@ func SetXState(tid int, buf []byte) error {
 	return nil
 }
 
-// Register accessors on trace.Regs, in user_regs_struct order.
+// Register indices into trace.Regs (machine.Regs), in user_regs_struct
+// order: aliases of internal/machine's, which is where they live.
 const (
-	R15 = iota
-	R14
-	R13
-	R12
-	RBP
-	RBX
-	R11
-	R10
-	R9
-	R8
-	RAX
-	RCX
-	RDX
-	RSI
-	RDI
-	ORIGRAX
-	RIP
-	CS
-	EFLAGS
-	RSP
-	SS
-	FSBASE
-	GSBASE
-	DS
-	ES
-	FS
-	GS
+	R15     = machine.R15
+	R14     = machine.R14
+	R13     = machine.R13
+	R12     = machine.R12
+	RBP     = machine.RBP
+	RBX     = machine.RBX
+	R11     = machine.R11
+	R10     = machine.R10
+	R9      = machine.R9
+	R8      = machine.R8
+	RAX     = machine.RAX
+	RCX     = machine.RCX
+	RDX     = machine.RDX
+	RSI     = machine.RSI
+	RDI     = machine.RDI
+	ORIGRAX = machine.ORIGRAX
+	RIP     = machine.RIP
+	CS      = machine.CS
+	EFLAGS  = machine.EFLAGS
+	RSP     = machine.RSP
+	SS      = machine.SS
+	FSBASE  = machine.FSBASE
+	GSBASE  = machine.GSBASE
+	DS      = machine.DS
+	ES      = machine.ES
+	FS      = machine.FS
+	GS      = machine.GS
 )
 
-// RegNames names the registers in user_regs_struct order.
-var RegNames = [27]string{"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
-	"rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss",
-	"fs_base", "gs_base", "ds", "es", "fs", "gs"}
+// RegNames names the registers in user_regs_struct order (machine.RegNames).
+var RegNames = machine.RegNames
 
 // SyscallArgs returns the six syscall argument registers.
-func SyscallArgs(r *trace.Regs) [6]uint64 {
-	return [6]uint64{r[RDI], r[RSI], r[RDX], r[R10], r[R8], r[R9]}
-}
+func SyscallArgs(r *machine.Regs) [6]uint64 { return machine.SyscallArgs(r) }
 
 // SetSyscallArgs stores six syscall arguments.
-func SetSyscallArgs(r *trace.Regs, a [6]uint64) {
-	r[RDI], r[RSI], r[RDX], r[R10], r[R8], r[R9] = a[0], a[1], a[2], a[3], a[4], a[5]
-}
+func SetSyscallArgs(r *machine.Regs, a [6]uint64) { machine.SetSyscallArgs(r, a) }
 
 // GetSigMask reads the blocked-signal mask of a stopped tracee
 // (PTRACE_GETSIGMASK).
