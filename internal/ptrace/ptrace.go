@@ -6,6 +6,7 @@
 package ptrace
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
@@ -25,6 +26,9 @@ const (
 	Syscall = unix.PTRACE_SYSCALL
 	Sysemu  = unix.PTRACE_SYSEMU
 	Step    = unix.PTRACE_SINGLESTEP
+	// SysemuStep single-steps; a system call instruction stops at its
+	// entry without running (PTRACE_SYSEMU_SINGLESTEP).
+	SysemuStep = unix.PTRACE_SYSEMU_SINGLESTEP
 )
 
 // StopKind classifies a wait result.
@@ -142,6 +146,72 @@ func Resume(tid, mode, sig int) error {
 	_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(mode), uintptr(tid), 0, uintptr(sig), 0, 0)
 	if e != 0 {
 		return fmt.Errorf("ptrace resume(%d) tid %d: %w", mode, tid, e)
+	}
+	return nil
+}
+
+// RunUntil resumes tid with mode (no signal) and waits for its stops,
+// resuming it again with mode after each stop that until does not
+// accept, until it accepts one (true) or returns an error; it returns
+// that stop. The signals of the stops passed over are not delivered.
+// A wait or resume error ends the run.
+func RunUntil(tid, mode int, until func(Stop) (bool, error)) (Stop, error) {
+	if err := Resume(tid, mode, 0); err != nil {
+		return Stop{}, err
+	}
+	return WaitUntil(tid, mode, until)
+}
+
+// WaitUntil is RunUntil for a task that already runs: it waits first.
+func WaitUntil(tid, mode int, until func(Stop) (bool, error)) (Stop, error) {
+	for {
+		st, _, err := Wait(tid, false)
+		if err != nil {
+			return st, err
+		}
+		if ok, err := until(st); ok || err != nil {
+			return st, err
+		}
+		if err := Resume(tid, mode, 0); err != nil {
+			return st, err
+		}
+	}
+}
+
+// KillAndReap kills a traced process with SIGKILL and waits until it is
+// gone, letting it on from the stops (PTRACE_EVENT_EXIT) it still
+// reports. Resume errors are ignored: a task that died meanwhile is
+// reaped by the next wait.
+func KillAndReap(pid int) {
+	_ = unix.Kill(pid, unix.SIGKILL)
+	for {
+		st, _, err := Wait(pid, false)
+		if err != nil || st.Kind == StopExited {
+			return
+		}
+		_ = Resume(pid, Cont, 0)
+	}
+}
+
+// GetFPRegs reads the FXSAVE area (512 bytes, PTRACE_GETFPREGS).
+func GetFPRegs(tid int) ([]byte, error) {
+	fx := make([]byte, 512)
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETFPREGS, uintptr(tid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
+	if e != 0 {
+		return nil, fmt.Errorf("PTRACE_GETFPREGS: %w", e)
+	}
+	return fx, nil
+}
+
+// SetFPRegs writes the FXSAVE area from fx (at least 512 bytes,
+// PTRACE_SETFPREGS).
+func SetFPRegs(tid int, fx []byte) error {
+	if len(fx) < 512 {
+		return errors.New("short FXSAVE area")
+	}
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETFPREGS, uintptr(tid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
+	if e != 0 {
+		return fmt.Errorf("PTRACE_SETFPREGS: %w", e)
 	}
 	return nil
 }

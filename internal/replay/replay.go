@@ -333,7 +333,7 @@ func (rp *replayer) stepInsn(t *rtask) error {
 			t.stepPushf = r[ptrace.RIP] + 2
 		}
 	}
-	return ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+	return ptrace.Resume(t.real, ptrace.SysemuStep, 0)
 }
 
 // waitStop waits for the next stop of t, discarding asynchronous signals
