@@ -378,7 +378,13 @@ func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("scan %s: %w", m.Name, err)
 		}
-		sites, _ = patch.ScanFile(path, r.opts.SiteCache) // not an ELF file: nothing to patch
+		// The manifest's digest of the copy keys the site cache: the copy
+		// is not read again to hash it.
+		var digest string
+		if d, ok := r.w.FileDigest(m.File); ok {
+			digest = d.SHA256
+		}
+		sites, _ = patch.ScanFileKeyed(path, digest, r.opts.SiteCache) // not an ELF file: nothing to patch
 		r.sites[m.File] = sites
 		r.since(phScan, t0)
 	}
