@@ -4,7 +4,7 @@
 //
 // Usage, from anywhere in the module:
 //
-//	go run ./bench [-n 3] [-only NAME] [-skip-long] [-buffer both|on|off] [-markdown] [-keep]
+//	go run ./bench [-n 3] [-only NAME,...] [-skip-long] [-buffer both|on|off] [-compare OLDGORR] [-markdown] [-keep]
 package main
 
 import (
@@ -28,6 +28,7 @@ func main() {
 	keep := flag.Bool("keep", false, "keep the temporary directory (workloads, last traces)")
 	buffer := flag.String("buffer", "both", "record with the system-call buffer `on` (gorr's default), `off` (record -n), or both")
 	skipLong := flag.Bool("skip-long", false, "leave out the workloads that take minutes under gorr (go-build)")
+	compare := flag.String("compare", "", "also measure the gorr binary at `PATH` (record with the buffer on), interleaved: before/after figures from the same minutes")
 	flag.Parse()
 	var modes []mode
 	switch *buffer {
@@ -39,6 +40,13 @@ func main() {
 		modes = []mode{bufferOff}
 	default:
 		fatalf("-buffer wants on, off or both, got %q", *buffer)
+	}
+	if *compare != "" {
+		abs, err := filepath.Abs(*compare)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		modes = append([]mode{{name: "[compared]", gorr: abs}}, modes...)
 	}
 	if *n < 1 || flag.NArg() > 0 {
 		flag.Usage()
@@ -87,6 +95,9 @@ func main() {
 
 	fmt.Println()
 	printMachine(os.Stdout, root, *n)
+	if *compare != "" {
+		fmt.Printf("- [compared]: %s\n", *compare)
+	}
 	if len(modes) > 1 || modes[0].name != "" {
 		fmt.Println("- record: gorr's default, with the system-call buffer; record -n: without it")
 		if bufferIsNoop(gorr) {
@@ -205,10 +216,18 @@ func row(r *result) []string {
 	for _, mr := range r.modes {
 		cells = append(cells, ratio(mr.record, r.native), ratio(mr.replay, r.native), ratio(mr.replay, mr.record))
 	}
-	if len(r.modes) == 0 || len(r.modes[0].sizes) == 0 || r.err != nil {
+	// The trace sizes are those of the gorr built (the first mode that is
+	// not a compared binary).
+	var sized *modeResult
+	for _, mr := range r.modes {
+		if mr.mode.gorr == "" && sized == nil {
+			sized = mr
+		}
+	}
+	if sized == nil || len(sized.sizes) == 0 || r.err != nil {
 		return append(cells, "-", "-", "-")
 	}
-	s := sizeMedians(r.modes[0].sizes)
+	s := sizeMedians(sized.sizes)
 	return append(cells, mb(s.total), mb(s.files), mb(s.linked))
 }
 

@@ -138,6 +138,7 @@ func measureTrace(dir string) (traceSize, error) {
 type mode struct {
 	name  string   // "" for the default, else the flag, shown in the column names
 	flags []string // extra record flags
+	gorr  string   // another gorr binary to run (-compare), "" for the one built
 }
 
 var (
@@ -211,6 +212,9 @@ func (r *result) measureMode(mr *modeResult, gorr, traceRoot string, i, n int, n
 	if err := reset(w); err != nil {
 		r.fail("record"+suffix, err)
 		return
+	}
+	if mr.mode.gorr != "" {
+		gorr = mr.mode.gorr
 	}
 	argv := append([]string{gorr, "record"}, mr.mode.flags...)
 	argv = append(append(argv, "-o", trace), w.argv...)
