@@ -7,7 +7,7 @@ import "github.com/gorr-debugger/gorr/internal/trace"
 // engine files (replay.go, syscall.go, tasks.go, memory.go, preempt.go,
 // ptraceemu.go) do not read the session's state (debugState) directly;
 // every question goes through these methods. With the session's hooks
-// the engine calls (debugTrap, beforeExit, signalStop, resumeStep,
+// the engine calls (debugTrap, beforeExit, beforeExec, signalStop, resumeStep,
 // rwApplies, rwStart, rwOnly) they are the boundary a separate session
 // package would implement.
 
