@@ -48,7 +48,9 @@ func main() {
 	switch args[0] {
 	case "--version", "-V", "version":
 		if filepath.Base(os.Args[0]) == "rr" {
-			fmt.Println("rr version 5.9.0 (gorr " + Version + ")")
+			// Exactly rr's form: Delve parses "rr version X.Y.Z" and
+			// nothing after it. `gorr --version` names gorr itself.
+			fmt.Println("rr version 5.9.0")
 		} else {
 			fmt.Println("gorr version " + Version)
 		}
