@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -141,6 +143,13 @@ func (r *recorder) seccompAllows(t *task, nr int, regs *trace.Regs) bool {
 	raw, err := ptrace.SeccompFilters(t.tid)
 	if err != nil || len(raw) == 0 {
 		return true
+	}
+	if r.bufOn && len(raw) > 0 && bytes.Equal(raw[len(raw)-1], syscallbuf.Filter()) {
+		// The syscall buffer's own filter (the oldest) has no say.
+		raw = raw[:len(raw)-1]
+		if len(raw) == 0 {
+			return true
+		}
 	}
 	filters := make([][]linux.BPFInsn, len(raw))
 	for i, b := range raw {
@@ -285,6 +294,9 @@ func (r *recorder) onExit(t *task) error {
 		// As with rr, a yield lets every other ready thread run first
 		// (programs ping-pong on it).
 		r.sched.Preempted()
+	}
+	if err := r.markTraced(t, ev, ret); err != nil {
+		return err
 	}
 	t.lastRegs = regs
 	// Only when no other thread is running user code: otherwise memory is

@@ -9,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -106,6 +107,11 @@ func (r *recorder) onWatchdog(t *task, sig int) (bool, error) {
 	t.pendingSig = 0
 	if !r.dog.fired.CompareAndSwap(int64(t.tid), 0) {
 		return true, nil // late: the slice it ended is over already
+	}
+	if r.bufOn {
+		if regs, err := ptrace.GetRegs(t.tid); err == nil && syscallbuf.IsStub(regs[ptrace.RIP]) {
+			return true, r.stubInterrupted(t, &regs)
+		}
 	}
 	return true, r.preempt(t)
 }
