@@ -120,6 +120,12 @@ type task struct {
 	// -ERESTART_RESTARTBLOCK, which restart_syscall resumes (syscall.go).
 	interrupted *interruptedCall
 	buf         *bufState // the address space's syscall buffer (syscallbuf.go)
+	forceTrace  bool      // a stub call may be restarted: stop at every call (markTraced)
+	// ownFilter: the thread runs a seccomp filter of the program's own.
+	// Its ERRNO, TRAP and KILL verdicts take precedence over the buffer
+	// filter's TRACE, so such a thread is resumed to stop at every call
+	// (syscall-entry stops come before any filter).
+	ownFilter bool
 }
 
 type recorder struct {
@@ -491,7 +497,7 @@ func (r *recorder) pick() *task {
 
 func (r *recorder) resumeUser(t *task) error {
 	mode := ptrace.Syscall
-	if r.bufOn && len(t.deferred) == 0 && t.emu == nil {
+	if r.bufOn && len(t.deferred) == 0 && t.emu == nil && !t.forceTrace && !t.ownFilter {
 		// Calls stop through the seccomp filter, except buffered ones.
 		// A thread with a held signal stops at its next call, buffered
 		// or not, where the signal is raised again.
@@ -688,7 +694,7 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 		}
 	}
 	flags, ctidPtr := r.cloneFlags(parent)
-	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv, buf: parent.buf}
+	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv, buf: parent.buf, ownFilter: parent.ownFilter}
 	if parent.buf != nil && flags&unix.CLONE_VM == 0 {
 		b := *parent.buf // a fork copies the buffer
 		child.buf = &b

@@ -59,6 +59,9 @@ func (r *recorder) onEntry(t *task) error {
 		return &UnsupportedError{Tid: t.tid, Name: sc.Name, Reason: sc.Unsupported}
 	}
 	t.sysno, t.sc0, t.entry = nr, sc, regs
+	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
+		t.forceTrace = false // the stub's call, restarted under ptrace
+	}
 	if err := r.emit(&trace.Event{Kind: trace.KindSyscallEntry, Tid: int32(t.tid), Sysno: int32(nr), Regs: &regs}); err != nil {
 		return err
 	}
@@ -297,6 +300,14 @@ func (r *recorder) onExit(t *task) error {
 	}
 	if err := r.markTraced(t, ev, ret); err != nil {
 		return err
+	}
+	if r.bufOn {
+		if t.sysno == unix.SYS_RT_SIGRETURN && ret != -512 && ret != -513 && ret != -514 && ret != -516 {
+			t.forceTrace = false // the handler returned without a restart
+		}
+		if err := r.disableBuf(t, ev, t.sysno, [6]uint64(a), ret); err != nil {
+			return err
+		}
 	}
 	t.lastRegs = regs
 	// Only when no other thread is running user code: otherwise memory is

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"strings"
 
 	"golang.org/x/sys/unix"
 
@@ -176,14 +177,59 @@ func (r *recorder) markTraced(t *task, ev *trace.Event, ret int64) error {
 	}
 	switch ret {
 	case -512, -513, -514, -516:
-		return nil
+		// The kernel may restart the call (no handler, SA_RESTART) or
+		// turn it into EINTR for a handler. A restart must stop too, or
+		// its result would be lost: the thread stops at every call until
+		// it restarts this one or its handler returns without a restart.
+		t.forceTrace = true
 	}
+	return r.setHdr(t, ev, syscallbuf.HdrTraced)
+}
+
+// setHdr sets a header flag of t's buffer at the exit event ev (made in
+// the tracee now and by replay at that event).
+func (r *recorder) setHdr(t *task, ev *trace.Event, field uint64) error {
 	one := []byte{1, 0, 0, 0}
-	if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrTraced, one); err != nil {
+	if err := t.mem.WriteMem(syscallbuf.Hdr+field, one); err != nil {
 		return r.lost(t, err)
 	}
-	ev.Mem = append(ev.Mem, trace.MemWrite{Addr: syscallbuf.Hdr + syscallbuf.HdrTraced, Data: one})
+	ev.Mem = append(ev.Mem, trace.MemWrite{Addr: syscallbuf.Hdr + field, Data: one})
 	return nil
+}
+
+// disableBuf turns the buffer off for t's process from the exit event ev
+// on, after a call that makes buffered calls need a stop: the program's
+// own seccomp filter (its verdicts and SIGSYS come between the stub's
+// call and its record), a MAP_SHARED file mapping or an open
+// /proc/PID/mem (a write through them changes memory that the recorder
+// must capture at the call). Children inherit the flag with the memory.
+func (r *recorder) disableBuf(t *task, ev *trace.Event, nr int, a [6]uint64, ret int64) error {
+	if ret < 0 {
+		return nil
+	}
+	if nr == unix.SYS_SECCOMP && a[0] == 1 || nr == unix.SYS_PRCTL && a[0] == unix.PR_SET_SECCOMP {
+		t.ownFilter = true
+	}
+	if t.buf == nil || !t.buf.mapped {
+		return nil
+	}
+	off := false
+	switch nr {
+	case unix.SYS_SECCOMP:
+		off = a[0] == 1 // SECCOMP_SET_MODE_FILTER
+	case unix.SYS_PRCTL:
+		off = a[0] == unix.PR_SET_SECCOMP
+	case unix.SYS_MMAP:
+		off = a[3]&unix.MAP_SHARED != 0 && a[3]&unix.MAP_ANONYMOUS == 0
+	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2:
+		name, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.tid, ret))
+		off = strings.HasPrefix(name, "/proc/") && strings.HasSuffix(name, "/mem")
+	}
+	if !off {
+		return nil
+	}
+
+	return r.setHdr(t, ev, syscallbuf.HdrDisabled)
 }
 
 // stubInterrupted handles the watchdog's signal in the stub. A buffered

@@ -19,6 +19,8 @@ entry:
 	movabs $HDR, %r11
 	cmpl $0, 4(%r11)
 	jne traced
+	cmpl $0, 16(%r11)
+	jne traced
 	cmp $0, %eax
 	je max_count
 	cmp $17, %eax

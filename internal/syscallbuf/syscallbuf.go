@@ -42,7 +42,11 @@ const (
 	HdrLocked = 4  // the stub is between its reservation and its commit
 	HdrTraced = 8  // set by the recorder: the call was recorded by ptrace
 	HdrGen    = 12 // incremented each time the stub empties the buffer
-	HdrLen    = 64 // records start at Hdr+HdrLen
+	// HdrDisabled, set by the recorder, sends every call through ptrace
+	// (a process whose writes or calls need what only a stop can see:
+	// its own seccomp filter, a MAP_SHARED file, /proc/PID/mem).
+	HdrDisabled = 16
+	HdrLen      = 64 // records start at Hdr+HdrLen
 
 	recHdr = 144 // record header; the written bytes follow
 )
