@@ -38,11 +38,11 @@ entry:
 	cmp $96, %eax
 	je max_tod
 	cmp $1, %eax
-	je max_0
+	je max_fd
 	cmp $18, %eax
-	je max_0
+	je max_fd
 	cmp $3, %eax
-	je max_0
+	je max_fd
 	cmp $8, %eax
 	je max_0
 	cmp $39, %eax
@@ -77,6 +77,11 @@ max_tod:
 	jne traced
 	mov $16, %ecx
 	jmp check
+max_fd:
+	# write, pwrite64 and close of fds 0-2 stay traced: the recorder
+	# must see at the call whether they are its own stdout/stderr.
+	cmp $2, %edi
+	jbe traced
 max_0:
 	xor %ecx, %ecx
 check:
