@@ -54,6 +54,9 @@ const (
 // Addresses of the stub's entry and instructions.
 const (
 	Entry = Base + offEntry
+	// ResetRet is the address after the traced call the stub makes when
+	// the buffer is full (it empties the buffer after it).
+	ResetRet = Base + offResetInsn + 2
 	// SyscallRet is the address after the buffered syscall instruction
 	// (the instruction pointer the seccomp filter and ptrace see).
 	SyscallRet = Base + offScRet
