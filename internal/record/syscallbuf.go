@@ -72,6 +72,19 @@ func (r *recorder) setupBuf(t *task) error {
 		return err
 	}
 	for _, m := range maps {
+		if m.Name == "[vdso]" {
+			// The time functions, rewritten into `mov; syscall; ret` by
+			// tracee.PatchVDSO, go through the stub too.
+			code := make([]byte, m.End-m.Start)
+			if err := t.mem.ReadMem(m.Start, code); err == nil {
+				for _, w := range syscallbuf.Patch(syscallbuf.ScanMem(code), m.Start, 0, m.End-m.Start, &t.buf.next) {
+					if err := t.mem.WriteMem(w.Addr, w.Data); err != nil {
+						return fmt.Errorf("redirect a vDSO function at 0x%x: %w", w.Addr, err)
+					}
+				}
+			}
+			continue
+		}
 		if m.Prot&unix.PROT_EXEC == 0 || m.Inode == 0 || len(m.Name) == 0 || m.Name[0] != '/' {
 			continue
 		}

@@ -15,10 +15,31 @@ import (
 // offset) `syscall` followed by the 6-byte `cmp $imm32, %rax` in Cmp,
 // with the number set just before by `mov $nr, %eax` or `xor %eax, %eax`
 // to a call in Buffered.
+//
+// With Ret set the site is a whole function `mov $nr, %eax; syscall;
+// ret` (glibc's getpid and the like, and the vDSO functions gorr
+// rewrites into that form), and Off is the mov's offset.
 type Site struct {
 	Off uint64
 	Nr  int
-	Cmp [6]byte
+	Cmp [6]byte // `cmp $imm32, %rax` (6 bytes) or `cmp $imm32, %eax` (5, then a zero)
+	Ret bool
+}
+
+// cmpLen is the length of the displaced cmp.
+func (s *Site) cmpLen() uint64 {
+	if s.Cmp[0] == 0x3d {
+		return 5
+	}
+	return 6
+}
+
+// Len is how many bytes the patch replaces.
+func (s *Site) Len() uint64 {
+	if s.Ret {
+		return siteLen
+	}
+	return 2 + s.cmpLen()
 }
 
 // siteLen is how many bytes a patched site replaces (syscall + cmp).
@@ -49,7 +70,10 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		}
 		cands := map[int]bool{}
 		for i := 0; i+siteLen <= len(data); i++ {
-			if data[i] == 0x0f && data[i+1] == 0x05 && data[i+2] == 0x48 && data[i+3] == 0x3d {
+			if data[i] == 0x0f && data[i+1] == 0x05 && (data[i+2] == 0x48 && data[i+3] == 0x3d || data[i+2] == 0x3d) {
+				cands[i] = true
+			}
+			if isRetSite(data[i:]) {
 				cands[i] = true
 			}
 		}
@@ -82,7 +106,15 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		for _, c := range offs {
 			fo := s.Offset + uint64(c)
 			st := Site{Off: fo, Nr: found[c]}
-			copy(st.Cmp[:], data[c+2:c+siteLen])
+			if isRetSite(data[c:]) {
+				st.Ret = true
+			} else {
+				n := 6
+				if data[c+2] == 0x3d {
+					n = 5
+				}
+				copy(st.Cmp[:], data[c+2:c+2+n])
+			}
 			out = append(out, st)
 		}
 	}
@@ -107,8 +139,12 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, found map[int]
 		if rel, ok := inst.Args[0].(x86asm.Rel); ok {
 			targets[pc+inst.Len+int(rel)] = true
 		}
+		if cands[pc] && isRetSite(data[pc:]) {
+			found[pc] = int(binary.LittleEndian.Uint32(data[pc+1:]))
+			got = append(got, pc)
+		}
 		if inst.Op == x86asm.SYSCALL && cands[pc] && prevNr >= 0 && IsBuffered(prevNr) {
-			if next, err := x86asm.Decode(data[pc+2:], 64); err == nil && next.Op == x86asm.CMP && next.Len == 6 {
+			if next, err := x86asm.Decode(data[pc+2:], 64); err == nil && next.Op == x86asm.CMP && (next.Len == 6 && data[pc+2] == 0x48 || next.Len == 5 && data[pc+2] == 0x3d) {
 				found[pc] = prevNr
 				got = append(got, pc)
 			}
@@ -126,12 +162,36 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, found map[int]
 		pc += inst.Len
 	}
 	for _, c := range got {
-		for k := 1; k < siteLen; k++ {
+		n := siteLen
+		if !isRetSite(data[c:]) && data[c+2] == 0x3d {
+			n = 7
+		}
+		for k := 1; k < n; k++ {
 			if targets[c+k] {
 				delete(found, c)
 			}
 		}
 	}
+}
+
+// isRetSite tells whether code starts with `mov $nr, %eax; syscall; ret`
+// for a buffered nr.
+func isRetSite(code []byte) bool {
+	return len(code) >= siteLen && code[0] == 0xb8 && code[5] == 0x0f && code[6] == 0x05 && code[7] == 0xc3 &&
+		IsBuffered(int(binary.LittleEndian.Uint32(code[1:])))
+}
+
+// ScanMem finds the `mov $nr, %eax; syscall; ret` functions in code
+// that gorr wrote itself (the rewritten vDSO), as sites at offsets into
+// code.
+func ScanMem(code []byte) []Site {
+	var out []Site
+	for i := 0; i+siteLen <= len(code); i++ {
+		if isRetSite(code[i:]) {
+			out = append(out, Site{Off: uint64(i), Nr: int(binary.LittleEndian.Uint32(code[i+1:])), Ret: true})
+		}
+	}
+	return out
 }
 
 func writesRAX(inst x86asm.Inst) bool {
@@ -175,7 +235,7 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 	}
 	var out []trace.MemWrite
 	for _, s := range sites {
-		if s.Off < off || s.Off+siteLen > off+n {
+		if s.Off < off || s.Off+s.Len() > off+n {
 			continue
 		}
 		if *next+trampLen > TrampEnd {
@@ -184,8 +244,12 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 		site := start + s.Off - off
 		t := *next
 		*next += trampLen
-		out = append(out, trace.MemWrite{Addr: t, Data: Trampoline(t, site, s.Cmp)},
-			trace.MemWrite{Addr: site, Data: Jump(t)})
+		tr := Trampoline(t, site, s.Cmp[:s.cmpLen()])
+		if s.Ret {
+			tr = RetTrampoline(t, s.Nr)
+		}
+		out = append(out, trace.MemWrite{Addr: t, Data: tr},
+			trace.MemWrite{Addr: site, Data: Jump(t, s.Len())})
 	}
 	return out
 }
@@ -195,14 +259,14 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 // the displaced cmp and jumps back through the second slot. Libraries
 // lie far beyond a rel32 from Base, so both long jumps go through
 // absolute 32-bit slot addresses (Base is below 2 GiB).
-func Trampoline(t, site uint64, cmp [6]byte) []byte {
+func Trampoline(t, site uint64, cmp []byte) []byte {
 	b := binary.LittleEndian.AppendUint64(nil, t+16)
-	b = binary.LittleEndian.AppendUint64(b, site+siteLen)
+	b = binary.LittleEndian.AppendUint64(b, site+2+uint64(len(cmp)))
 	b = append(b, 0x48, 0x8d, 0x64, 0x24, 0x80) // lea -128(%rsp), %rsp
 	b = append(b, 0xe8)                         // call Entry
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
 	b = append(b, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00) // lea 128(%rsp), %rsp
-	b = append(b, cmp[:]...)
+	b = append(b, cmp...)
 	b = append(b, 0xff, 0x24, 0x25) // jmp *(t+8)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t+8))
 	for len(b) < trampLen {
@@ -211,9 +275,29 @@ func Trampoline(t, site uint64, cmp [6]byte) []byte {
 	return b
 }
 
-// Jump is what replaces the site: jmp *(t) (7 bytes), then a nop.
-func Jump(t uint64) []byte {
+// RetTrampoline is the block at t for a `mov $nr, %eax; syscall; ret`
+// function: the stub is called in the function's place (the red zone
+// below a function's entry is its own).
+func RetTrampoline(t uint64, nr int) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	b = binary.LittleEndian.AppendUint64(b, 0)
+	b = append(b, 0xb8) // mov $nr, %eax
+	b = binary.LittleEndian.AppendUint32(b, uint32(nr))
+	b = append(b, 0xe9) // jmp Entry: its ret returns to the caller
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
+	for len(b) < trampLen {
+		b = append(b, 0xcc)
+	}
+	return b
+}
+
+// Jump is what replaces the n bytes of a site: jmp *(t) (7 bytes),
+// then nops.
+func Jump(t, n uint64) []byte {
 	b := []byte{0xff, 0x24, 0x25}
 	b = binary.LittleEndian.AppendUint32(b, uint32(t))
-	return append(b, 0x90)
+	for uint64(len(b)) < n {
+		b = append(b, 0x90)
+	}
+	return b
 }

@@ -37,7 +37,7 @@ func TestTrampoline(t *testing.T) {
 	cmp := [6]byte{0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff}
 	const site = 0x7f0000001000
 	const tr = TrampBase + 96
-	b := Trampoline(tr, site, cmp)
+	b := Trampoline(tr, site, cmp[:])
 	if binary.LittleEndian.Uint64(b) != tr+16 || binary.LittleEndian.Uint64(b[8:]) != site+8 {
 		t.Fatalf("slots %x", b[:16])
 	}
@@ -64,7 +64,7 @@ func TestTrampoline(t *testing.T) {
 	if fmt.Sprint(ops) != fmt.Sprint(want) {
 		t.Fatalf("ops %v, want %v", ops, want)
 	}
-	j := Jump(tr)
+	j := Jump(tr, 8)
 	inst, err := x86asm.Decode(j, 64)
 	if err != nil || inst.Op != x86asm.JMP || inst.Len != 7 || uint64(inst.Args[0].(x86asm.Mem).Disp) != tr {
 		t.Fatalf("jump %x: %v %v", j, inst, err)
