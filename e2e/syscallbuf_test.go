@@ -304,3 +304,39 @@ func TestSyscallBufferOff(t *testing.T) {
 		}
 	}
 }
+
+// A statically linked program's own wrappers are redirected too (the
+// executable's code is scanned like libc's).
+func TestSyscallBufferStatic(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "s.c")
+	if err := os.WriteFile(src, []byte(`#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(void) {
+	char buf[32];
+	struct stat st;
+	long tot = 0;
+	int fd = open("/proc/self/stat", O_RDONLY);
+	for (int i = 0; i < 50; i++) {
+		lseek(fd, 0, SEEK_SET);
+		tot += read(fd, buf, sizeof buf);
+		fstat(fd, &st);
+		tot += getpid() % 3;
+	}
+	printf("tot %ld %.20s\n", tot, buf);
+	return 0;
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "s")
+	if out, err := exec.Command("gcc", "-O1", "-static", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("no static libc: %v\n%s", err, out)
+	}
+	_, _, evs := recordBuffered(t, bin)
+	if n := buffered(evs, 0); n < 50 {
+		t.Fatalf("%d reads from the stub, want 50", n)
+	}
+}

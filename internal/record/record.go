@@ -256,6 +256,7 @@ func Record(opts Options) (*Result, error) {
 		case <-done:
 		}
 	}()
+	r.dog.desched.Store(r.bufOn)
 	go r.dog.watch(opts.Timeslice, opts.SignalSlice, done)
 	st, _, err := ptrace.Wait(pid, false)
 	if err != nil {
@@ -547,7 +548,7 @@ func (r *recorder) handle(st ptrace.Stop) error {
 		}
 		return nil
 	}
-	if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_SECCOMP && t.state == stKernel {
+	if r.bufOn && st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_SECCOMP && t.state == stKernel {
 		// The call's syscall-entry stop came first (the thread was
 		// resumed with PTRACE_SYSCALL): nothing new.
 		return r.lost(t, ptrace.Resume(t.tid, ptrace.Syscall, 0))
@@ -583,7 +584,7 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	case ptrace.StopSignal:
 		return r.onSignal(t, st.Signal)
 	case ptrace.StopEvent:
-		if st.Event == unix.PTRACE_EVENT_SECCOMP {
+		if r.bufOn && st.Event == unix.PTRACE_EVENT_SECCOMP {
 			// A call stopped by the buffer's filter: its entry.
 			if info, err := ptrace.GetSyscallInfo(t.tid); err == nil && info.Arch != 0xc000003e {
 				return r.compatSyscall(t)

@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +35,18 @@ type watchdog struct {
 	// spins with every signal blocked cannot be interrupted otherwise).
 	stopSent atomic.Int64
 	slice    atomic.Int64 // the running task's timeslice in nanoseconds (0: the default)
+	desched  atomic.Bool  // the syscall buffer is on: look for threads blocked in it
+}
+
+// sleeping tells whether thread tid is in an interruptible sleep (state
+// S in /proc/TID/stat).
+func sleeping(tid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'S'
 }
 
 func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration) {
@@ -70,7 +83,12 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 		if s := time.Duration(d.slice.Load()); s > 0 {
 			this = s
 		}
-		if !(d.others.Load() && ran >= this || d.sigHeld.Load() && ran >= sigSlice) {
+		// A running thread asleep in the kernel is blocked in a call
+		// made through the syscall buffer (traced calls stop first): it
+		// is interrupted after 0.3-0.8 ms, as rr's desched event does,
+		// so that the call continues under ptrace while others run.
+		asleep := d.desched.Load() && d.others.Load() && ran >= 300*time.Microsecond && sleeping(int(tid))
+		if !(d.others.Load() && ran >= this || d.sigHeld.Load() && ran >= sigSlice || asleep) {
 			continue
 		}
 		d.fired.Store(tid)
