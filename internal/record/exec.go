@@ -54,6 +54,15 @@ func (r *recorder) onExecDone(t *task, former int) error {
 			r.noCpuidFaulting = true
 		}
 	}
+	t.buf = nil
+	if r.bufOn {
+		if err := r.setupBuf(t); err != nil {
+			return err
+		}
+		if maps, err = tracee.Maps(t.tid); err != nil {
+			return err
+		}
+	}
 	regs, err := ptrace.GetRegs(t.tid)
 	if err != nil {
 		return err
@@ -271,6 +280,11 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 				return err
 			}
 			ev.Mem = append(ev.Mem, patched...)
+			redirected, err := r.patchBufSites(t, fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End), st.Ino, m.Start, m.Offset, m.End-m.Start)
+			if err != nil {
+				return err
+			}
+			ev.Mem = append(ev.Mem, redirected...)
 		}
 	default:
 		tm.Flags |= unix.MAP_ANONYMOUS

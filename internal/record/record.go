@@ -24,6 +24,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/sched"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -59,6 +60,10 @@ type Options struct {
 	// (rr's --wait); by default the processes still alive when the
 	// initial process has exited are killed, as rr does.
 	WaitAll bool
+	// SyscallBuffer maps gorr's in-process system-call buffer into every
+	// process (internal/syscallbuf): the common calls are made and
+	// recorded without a ptrace stop each.
+	SyscallBuffer bool
 }
 
 // Result summarises a finished recording.
@@ -72,6 +77,8 @@ type Result struct {
 	CPUIDFaulting bool
 	// Stats are the recorder's wall time by phase (record --stats).
 	Stats []PhaseStat
+	// BufferedCalls counts the calls recorded through the syscall buffer.
+	BufferedCalls uint64
 }
 
 type tstate int
@@ -116,6 +123,13 @@ type task struct {
 	// interrupted is the call a signal interrupted with
 	// -ERESTART_RESTARTBLOCK, which restart_syscall resumes (syscall.go).
 	interrupted *interruptedCall
+	buf         *bufState // the address space's syscall buffer (syscallbuf.go)
+	forceTrace  bool      // a stub call may be restarted: stop at every call (markTraced)
+	// ownFilter: the thread runs a seccomp filter of the program's own.
+	// Its ERRNO, TRAP and KILL verdicts take precedence over the buffer
+	// filter's TRACE, so such a thread is resumed to stop at every call
+	// (syscall-entry stops come before any filter).
+	ownFilter bool
 }
 
 type recorder struct {
@@ -164,6 +178,10 @@ type recorder struct {
 	shutdown          bool                       // the initial process is gone and the rest were killed
 	tty               *os.File                   // the controlling terminal the tracee's group was given (nil: none)
 	pgid              int                        // the tracee's process group
+	bufOn             bool                       // the syscall buffer is used (Options.SyscallBuffer)
+	filterOn          bool                       // its seccomp filter is installed
+	bufSites          map[string][]syscallbuf.Site
+	bufCalls          uint64
 }
 
 // Default timeslices (see Options).
@@ -193,7 +211,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string]map[uint64]bool{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string]map[uint64]bool{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -264,6 +282,7 @@ func Record(opts Options) (*Result, error) {
 		case <-done:
 		}
 	}()
+	r.dog.desched.Store(r.bufOn)
 	go r.dog.watch(opts.Timeslice, opts.SignalSlice, done)
 	st, _, err := waitStop(pid, false)
 	if err != nil {
@@ -275,6 +294,13 @@ func Record(opts Options) (*Result, error) {
 	if err := ptrace.SetOptions(pid); err != nil {
 		_ = unix.Kill(pid, unix.SIGKILL)
 		return nil, err
+	}
+	if r.bufOn {
+		// The buffer's filter sends every other call to a seccomp stop.
+		if err := unix.PtraceSetOptions(pid, ptrace.Options|unix.PTRACE_O_TRACESECCOMP); err != nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+			return nil, fmt.Errorf("PTRACE_SETOPTIONS: %w", err)
+		}
 	}
 	t := &task{tid: pid, at: atSignal}
 	r.add(t)
@@ -294,7 +320,7 @@ func Record(opts Options) (*Result, error) {
 	if err := r.w.Flush(); err != nil {
 		return nil, err
 	}
-	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list()}, nil
+	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list(), BufferedCalls: r.bufCalls}, nil
 }
 
 // shielded are the signals gorr ignores while it records (rr's list;
@@ -583,6 +609,17 @@ func (r *recorder) pick() *task {
 }
 
 func (r *recorder) resumeUser(t *task) error {
+	mode := ptrace.Syscall
+	if r.bufOn && len(t.deferred) == 0 && t.emu == nil && !t.forceTrace && !t.ownFilter {
+		// Calls stop through the seccomp filter, except buffered ones.
+		// A thread with a held signal stops at its next call, buffered
+		// or not, where the signal is raised again.
+		mode = ptrace.Cont
+	}
+	return r.resumeUserMode(t, mode)
+}
+
+func (r *recorder) resumeUserMode(t *task, mode int) error {
 	sig := t.pendingSig
 	t.pendingSig = 0
 	t.state = stRunning
@@ -590,7 +627,7 @@ func (r *recorder) resumeUser(t *task) error {
 	t.runStart = time.Now()
 	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice())
 	defer r.since(phResume, time.Now())
-	if err := ptrace.Resume(t.tid, ptrace.Syscall, sig); err != nil {
+	if err := ptrace.Resume(t.tid, mode, sig); err != nil {
 		return r.lost(t, err)
 	}
 	return nil
@@ -624,9 +661,17 @@ func (r *recorder) handle(st ptrace.Stop) error {
 		}
 		return nil
 	}
+	if r.bufOn && st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_SECCOMP && t.state == stKernel {
+		// The call's syscall-entry stop came first (the thread was
+		// resumed with PTRACE_SYSCALL): nothing new.
+		return r.lost(t, ptrace.Resume(t.tid, ptrace.Syscall, 0))
+	}
 	if r.running == t {
 		r.running = nil
 		r.dog.stopped()
+		if err := r.drainBuf(t); err != nil {
+			return err
+		}
 	}
 	if r.fast == t {
 		r.fast = nil
@@ -655,6 +700,13 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	case ptrace.StopSignal:
 		return r.onSignal(t, st.Signal)
 	case ptrace.StopEvent:
+		if r.bufOn && st.Event == unix.PTRACE_EVENT_SECCOMP {
+			// A call stopped by the buffer's filter: its entry.
+			if info, err := ptrace.GetSyscallInfo(t.tid); err == nil && info.Arch != 0xc000003e {
+				return r.compatSyscall(t)
+			}
+			return r.onEntry(t)
+		}
 		return r.onEvent(t, st.Event)
 	case ptrace.StopExited:
 		return r.onExited(t, st)
@@ -835,7 +887,11 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 		}
 	}
 	flags, ctidPtr := r.cloneFlags(parent)
-	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv}
+	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv, buf: parent.buf, ownFilter: parent.ownFilter}
+	if parent.buf != nil && flags&unix.CLONE_VM == 0 {
+		b := *parent.buf // a fork copies the buffer
+		child.buf = &b
+	}
 	r.add(child)
 	ev := &trace.Event{Kind: trace.KindNewTask, Tid: int32(parent.tid), NewTid: int32(ctid), Flags: flags, Sysno: int32(parent.sysno)}
 	if flags&unix.CLONE_CHILD_SETTID != 0 && ctidPtr != 0 {

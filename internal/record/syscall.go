@@ -1,6 +1,7 @@
 package record
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"time"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -57,6 +59,9 @@ func (r *recorder) onEntry(t *task) error {
 		return &UnsupportedError{Tid: t.tid, Name: sc.Name, Reason: sc.Unsupported}
 	}
 	t.sysno, t.sc0, t.entry = nr, sc, regs
+	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
+		t.forceTrace = false // the stub's call, restarted under ptrace
+	}
 	if err := r.emit(&trace.Event{Kind: trace.KindSyscallEntry, Tid: int32(t.tid), Sysno: int32(nr), Regs: &regs}); err != nil {
 		return err
 	}
@@ -164,6 +169,13 @@ func (r *recorder) seccompAllows(t *task, nr int, regs *trace.Regs) bool {
 	raw, err := ptrace.SeccompFilters(t.tid)
 	if err != nil || len(raw) == 0 {
 		return true
+	}
+	if r.bufOn && len(raw) > 0 && bytes.Equal(raw[len(raw)-1], syscallbuf.Filter()) {
+		// The syscall buffer's own filter (the oldest) has no say.
+		raw = raw[:len(raw)-1]
+		if len(raw) == 0 {
+			return true
+		}
 	}
 	filters := make([][]linux.BPFInsn, len(raw))
 	for i, b := range raw {
@@ -311,6 +323,17 @@ func (r *recorder) onExit(t *task) error {
 		// As with rr, a yield lets every other ready thread run first
 		// (programs ping-pong on it).
 		r.sched.Preempted()
+	}
+	if err := r.markTraced(t, ev, ret); err != nil {
+		return err
+	}
+	if r.bufOn {
+		if t.sysno == unix.SYS_RT_SIGRETURN && ret != -512 && ret != -513 && ret != -514 && ret != -516 {
+			t.forceTrace = false // the handler returned without a restart
+		}
+		if err := r.disableBuf(t, ev, t.sysno, [6]uint64(a), ret); err != nil {
+			return err
+		}
 	}
 	t.lastRegs = regs
 	// Only when no other thread is running user code: otherwise memory is

@@ -3,12 +3,14 @@ package record
 import (
 	"bytes"
 	"os"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -33,6 +35,18 @@ type watchdog struct {
 	// spins with every signal blocked cannot be interrupted otherwise).
 	stopSent atomic.Int64
 	slice    atomic.Int64 // the running task's timeslice in nanoseconds (0: the default)
+	desched  atomic.Bool  // the syscall buffer is on: look for threads blocked in it
+}
+
+// sleeping tells whether thread tid is in an interruptible sleep (state
+// S in /proc/TID/stat).
+func sleeping(tid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/stat")
+	if err != nil {
+		return false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	return i >= 0 && i+2 < len(b) && b[i+2] == 'S'
 }
 
 func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration) {
@@ -69,7 +83,12 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 		if s := time.Duration(d.slice.Load()); s > 0 {
 			this = s
 		}
-		if !(d.others.Load() && ran >= this || d.sigHeld.Load() && ran >= sigSlice) {
+		// A running thread asleep in the kernel is blocked in a call
+		// made through the syscall buffer (traced calls stop first): it
+		// is interrupted after 0.3-0.8 ms, as rr's desched event does,
+		// so that the call continues under ptrace while others run.
+		asleep := d.desched.Load() && d.others.Load() && ran >= 300*time.Microsecond && sleeping(int(tid))
+		if !(d.others.Load() && ran >= this || d.sigHeld.Load() && ran >= sigSlice || asleep) {
 			continue
 		}
 		d.fired.Store(tid)
@@ -106,6 +125,11 @@ func (r *recorder) onWatchdog(t *task, sig int) (bool, error) {
 	t.pendingSig = 0
 	if !r.dog.fired.CompareAndSwap(int64(t.tid), 0) {
 		return true, nil // late: the slice it ended is over already
+	}
+	if r.bufOn {
+		if regs, err := ptrace.GetRegs(t.tid); err == nil && syscallbuf.IsStub(regs[ptrace.RIP]) {
+			return true, r.stubInterrupted(t, &regs)
+		}
 	}
 	return true, r.preempt(t)
 }

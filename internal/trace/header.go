@@ -92,6 +92,10 @@ type Header struct {
 	// written before the field existed (the state identity with the
 	// word hash).
 	PointStrategy string `json:",omitempty"`
+	// SyscallBuffer tells that the in-process system-call buffer was on
+	// (record --syscall-buffer): buffered calls appear as ordinary
+	// SYSCALL_ENTRY/SYSCALL_EXIT pairs made from its stub.
+	SyscallBuffer bool `json:",omitempty"`
 	// Complete is true once the recorder called Writer.Close.
 	Complete bool
 	// EventCount is the number of events (valid when Complete).

@@ -1,0 +1,342 @@
+package e2e
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// bufEvent is one event of a trace as the syscall-buffer tests see it.
+type bufEvent struct {
+	n    uint64
+	kind trace.Kind
+	tid  int32
+	nr   int32
+	rip  uint64
+	ret  int64
+}
+
+// recordBuffered records bin with the syscall buffer on, checks that
+// replay reproduces its output and returns the trace's events.
+func recordBuffered(t *testing.T, bin string, extra ...string) (string, Run, []bufEvent) {
+	t.Helper()
+	ctx := ctx60(t)
+	traceDir := filepath.Join(t.TempDir(), "trace")
+	args := append([]string{"record", "--syscall-buffer", "-o", traceDir}, extra...)
+	rec, err := run(ctx, t.TempDir(), "", gorrBin, append(args, bin)...)
+	if err != nil || rec.Code != 0 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	rep, err := run(ctx, t.TempDir(), "", gorrBin, "replay", "-a", traceDir)
+	if err != nil || rep.Code != 0 || !bytes.Equal(rep.Stdout, rec.Stdout) {
+		t.Fatalf("replay differs: %v\n=== recording\n%v\n=== replay\n%v", err, rec, rep)
+	}
+	r, err := trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if !r.Header().SyscallBuffer {
+		t.Fatal("the trace header does not say the syscall buffer was on")
+	}
+	var evs []bufEvent
+	for n := uint64(1); ; n++ {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := bufEvent{n: n, kind: ev.Kind, tid: ev.Tid, nr: ev.Sysno, ret: ev.Result}
+		if ev.Regs != nil {
+			e.rip = ev.Regs[ptrace.RIP]
+		}
+		evs = append(evs, e)
+	}
+	return traceDir, rec, evs
+}
+
+// buffered counts the entries made from the stub's buffered instruction.
+func buffered(evs []bufEvent, nr int32) int {
+	n := 0
+	for _, e := range evs {
+		if e.kind == trace.KindSyscallEntry && e.rip == syscallbuf.SyscallRet && (nr < 0 || e.nr == nr) {
+			n++
+		}
+	}
+	return n
+}
+
+// A buffered read that blocks (the pipe is empty) must not stop the
+// other thread: the watchdog interrupts it, the kernel restarts it under
+// ptrace, and it waits in the kernel as a traced call while the writer
+// computes and then writes.
+func TestSyscallBufferBlockedRead(t *testing.T) {
+	bin := cprog(t, "bufblock", `#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+static int p[2];
+static char got[64];
+static void *reader(void *a) {
+	(void)a;
+	ssize_t n = read(p[0], got, sizeof got - 1); /* blocks: nothing written yet */
+	printf("reader got %zd bytes: %s\n", n, got);
+	return NULL;
+}
+int main(void) {
+	struct timespec t0, t1;
+	pipe(p);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_t th;
+	pthread_create(&th, NULL, reader, NULL);
+	usleep(20000); /* the reader blocks first */
+	volatile unsigned long x = 0;
+	for (unsigned long i = 0; i < 30000000; i++) x += i ^ (x >> 3);
+	char msg[64];
+	snprintf(msg, sizeof msg, "pid %d sum %lu", getpid(), (unsigned long)x);
+	write(p[1], msg, strlen(msg));
+	pthread_join(th, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("took %ld us\n", (t1.tv_sec - t0.tv_sec) * 1000000 + (t1.tv_nsec - t0.tv_nsec) / 1000);
+	return 0;
+}
+`)
+	_, rec, evs := recordBuffered(t, bin)
+	if !bytes.Contains(rec.Stdout, []byte("reader got")) {
+		t.Fatalf("unexpected output:\n%s", rec.Stdout)
+	}
+	// The reader's read came from the stub and ended as a traced call:
+	// an entry at the stub's instruction whose exit is the data.
+	var found bool
+	for i, e := range evs {
+		if e.kind == trace.KindSyscallEntry && e.rip == syscallbuf.SyscallRet && e.nr == 0 {
+			for _, x := range evs[i+1:] {
+				if x.tid == e.tid && x.kind == trace.KindSyscallExit {
+					found = found || x.ret > 0
+					break
+				}
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no read from the syscall buffer's stub returned the pipe's data (%d buffered calls)", buffered(evs, -1))
+	}
+}
+
+// A signal that arrives while a buffered call blocks (SIGALRM during a
+// read of an empty pipe, with a handler that itself makes a buffered
+// call) is delivered at the same point in replay: replay checks the
+// registers at the signal event and at every call after it.
+func TestSyscallBufferSignalDuringCall(t *testing.T) {
+	bin := cprog(t, "bufsig", `#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static volatile int alarms;
+static int nullfd;
+static void on_alarm(int s) {
+	(void)s;
+	alarms++;
+	write(nullfd, "x", 1); /* a call from the stub's code, nested */
+}
+int main(void) {
+	int p[2];
+	pipe(p);
+	nullfd = open("/dev/null", O_WRONLY);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	pid_t c = fork();
+	if (c == 0) {
+		usleep(60000);
+		char m[32];
+		snprintf(m, sizeof m, "from %d", getpid());
+		write(p[1], m, strlen(m));
+		_exit(0);
+	}
+	struct itimerval it = {{0, 0}, {0, 15000}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	char buf[64] = {0};
+	ssize_t n = read(p[0], buf, sizeof buf - 1);
+	waitpid(c, NULL, 0);
+	printf("read %zd '%s' alarms %d\n", n, buf, alarms);
+	return 0;
+}
+`)
+	_, rec, evs := recordBuffered(t, bin)
+	if !bytes.Contains(rec.Stdout, []byte("alarms 1")) {
+		t.Fatalf("the alarm did not interrupt the read:\n%s", rec.Stdout)
+	}
+	var sig bool
+	for _, e := range evs {
+		sig = sig || e.kind == trace.KindSignal
+	}
+	if !sig || buffered(evs, -1) == 0 {
+		t.Fatalf("want a signal event and calls from the stub (signal %v, %d from the stub)", sig, buffered(evs, -1))
+	}
+}
+
+const bufFillProg = `#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	static char buf[60000];
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	int fd = open(argv[1], O_RDWR | O_CREAT | O_TRUNC, 0600);
+	for (int i = 0; i < (int)sizeof buf; i++) buf[i] = (char)(i * 7 + ts.tv_nsec);
+	pwrite(fd, buf, sizeof buf, 0);
+	unsigned long sum = 0;
+	for (int r = 0; r < 24; r++) {
+		ssize_t n = pread(fd, buf, sizeof buf, 0); /* about 60 KB per record */
+		for (ssize_t i = 0; i < n; i += 97) sum = sum * 31 + (unsigned char)buf[i];
+		lseek(fd, r, SEEK_SET);
+	}
+	close(fd);
+	unlink(argv[1]);
+	printf("pid %d t %ld sum %lu\n", getpid(), (long)ts.tv_nsec, sum);
+	return 0;
+}
+`
+
+// The buffer fills: 24 reads of 60 KB do not fit in its 256 KiB, so the
+// stub makes the call that does not fit through ptrace (the recorder
+// drains the buffer there) and starts over. With --checksum, replay also
+// compares memory (the buffer included) at every traced call.
+func TestSyscallBufferFills(t *testing.T) {
+	bin := cprog(t, "buffill", bufFillProg)
+	wrapper := filepath.Join(t.TempDir(), "run.sh")
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+bin+" "+data+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, _, evs := recordBuffered(t, wrapper, "--checksum")
+	resets := 0
+	for _, e := range evs {
+		if e.kind == trace.KindSyscallEntry && e.rip == syscallbuf.ResetRet {
+			resets++
+		}
+	}
+	if resets < 3 || buffered(evs, 17) < 10 {
+		t.Fatalf("want several buffer resets and buffered preads, got %d resets, %d buffered preads", resets, buffered(evs, 17))
+	}
+}
+
+// A divergence at a call drained from the buffer is reported with that
+// call's event number, like any other.
+func TestSyscallBufferDivergenceReported(t *testing.T) {
+	bin := cprog(t, "buffill", bufFillProg)
+	wrapper := filepath.Join(t.TempDir(), "run.sh")
+	data := filepath.Join(t.TempDir(), "data")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\nexec "+bin+" "+data+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	traceDir, _, evs := recordBuffered(t, wrapper)
+	// A buffered pread between two other buffered calls.
+	var target uint64
+	for i := len(evs) / 2; i+2 < len(evs) && target == 0; i++ {
+		e := evs[i]
+		if e.kind == trace.KindSyscallEntry && e.rip == syscallbuf.SyscallRet && e.nr == 17 &&
+			evs[i-1].rip == syscallbuf.SyscallRet && evs[i+2].rip == syscallbuf.SyscallRet {
+			target = e.n
+		}
+	}
+	if target == 0 {
+		t.Fatal("no buffered pread inside a buffered stretch")
+	}
+	cmd := exec.CommandContext(ctx60(t), gorrBin, "replay", "-a", traceDir)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GORR_TEST_TAMPER_EVENT=%d", target))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil {
+		t.Fatal("replay of a tampered trace succeeded")
+	}
+	want := fmt.Sprintf("diverged at event %d", target)
+	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "rdi: recorded") {
+		t.Fatalf("want %q and the differing register in:\n%s", want, stderr.String())
+	}
+}
+
+// -n turns the buffer off and says so in the header.
+func TestSyscallBufferOff(t *testing.T) {
+	bin := cprog(t, "buffill", bufFillProg)
+	traceDir := filepath.Join(t.TempDir(), "trace")
+	data := filepath.Join(t.TempDir(), "data")
+	rec, err := run(ctx60(t), t.TempDir(), "", gorrBin, "record", "--syscall-buffer", "-n", "-o", traceDir, bin, data)
+	if err != nil || rec.Code != 0 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	r, err := trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if r.Header().SyscallBuffer {
+		t.Fatal("header says the buffer was on with -n")
+	}
+	for {
+		ev, err := r.Next()
+		if err != nil {
+			break
+		}
+		if ev.Regs != nil && syscallbuf.IsStub(ev.Regs[ptrace.RIP]) {
+			t.Fatalf("event at the stub (0x%x) with -n", ev.Regs[ptrace.RIP])
+		}
+	}
+}
+
+// A statically linked program's own wrappers are redirected too (the
+// executable's code is scanned like libc's).
+func TestSyscallBufferStatic(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "s.c")
+	if err := os.WriteFile(src, []byte(`#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+int main(void) {
+	char buf[32];
+	struct stat st;
+	long tot = 0;
+	int fd = open("/proc/self/stat", O_RDONLY);
+	for (int i = 0; i < 50; i++) {
+		lseek(fd, 0, SEEK_SET);
+		tot += read(fd, buf, sizeof buf);
+		fstat(fd, &st);
+		tot += getpid() % 3;
+	}
+	printf("tot %ld %.20s\n", tot, buf);
+	return 0;
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "s")
+	if out, err := exec.Command("gcc", "-O1", "-static", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Skipf("no static libc: %v\n%s", err, out)
+	}
+	_, _, evs := recordBuffered(t, bin)
+	if n := buffered(evs, 0); n < 50 {
+		t.Fatalf("%d reads from the stub, want 50", n)
+	}
+}

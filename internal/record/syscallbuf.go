@@ -1,0 +1,263 @@
+package record
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// bufState is the recorder's view of one address space's system-call
+// buffer (internal/syscallbuf): how far it has been drained. Threads and
+// CLONE_VM children share it; fork copies it; exec replaces it.
+type bufState struct {
+	mapped  bool
+	readPos uint32 // bytes of records already turned into events
+	gen     uint32 // the header's generation those bytes belong to
+	next    uint64 // next free trampoline
+}
+
+// setupBuf maps the stub and its buffer into t's fresh address space,
+// installs the seccomp filter (once: descendants inherit it) and
+// redirects the system-call sites of the mapped executables. Called at
+// exec before the snapshot, so everything it writes is part of it. A
+// process where Base is taken simply runs without the buffer.
+func (r *recorder) setupBuf(t *task) error {
+	t.buf = &bufState{}
+	ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, syscallbuf.Base, syscallbuf.Size,
+		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0)
+	if err != nil {
+		return fmt.Errorf("map the syscall buffer: %w", err)
+	}
+	if uint64(ret) != syscallbuf.Base {
+		r.logf("tid %d: no syscall buffer (0x%x is taken: %d)", t.tid, syscallbuf.Base, ret)
+		return nil
+	}
+	if err := t.mem.WriteMem(syscallbuf.Base, syscallbuf.Code()); err != nil {
+		return err
+	}
+	if err := t.mem.WriteMem(syscallbuf.FprogAt, syscallbuf.Fprog()); err != nil {
+		return err
+	}
+	if _, err := tracee.MustInject(t.tid, t.sc, unix.SYS_MPROTECT, syscallbuf.Base, syscallbuf.TrampEnd-syscallbuf.Base, unix.PROT_READ|unix.PROT_EXEC); err != nil {
+		return err
+	}
+	if !r.filterOn {
+		ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_SECCOMP, 1 /* SECCOMP_SET_MODE_FILTER */, 0, syscallbuf.FprogAt)
+		if err == nil && ret == -int64(unix.EACCES) {
+			// Without CAP_SYS_ADMIN a filter needs no_new_privs (as rr).
+			if _, err = tracee.MustInject(t.tid, t.sc, unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1); err == nil {
+				ret, _, err = tracee.Inject(t.tid, t.sc, unix.SYS_SECCOMP, 1, 0, syscallbuf.FprogAt)
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("install the syscall-buffer filter: %w", err)
+		}
+		if ret != 0 {
+			r.logf("no syscall buffer: seccomp: %d", ret)
+			return nil
+		}
+		r.filterOn = true
+	}
+	t.buf.mapped = true
+	maps, err := tracee.Maps(t.tid)
+	if err != nil {
+		return err
+	}
+	for _, m := range maps {
+		if m.Name == "[vdso]" {
+			// The time functions, rewritten into `mov; syscall; ret` by
+			// tracee.PatchVDSO, go through the stub too.
+			code := make([]byte, m.End-m.Start)
+			if err := t.mem.ReadMem(m.Start, code); err == nil {
+				for _, w := range syscallbuf.Patch(syscallbuf.ScanMem(code), m.Start, 0, m.End-m.Start, &t.buf.next) {
+					if err := t.mem.WriteMem(w.Addr, w.Data); err != nil {
+						return fmt.Errorf("redirect a vDSO function at 0x%x: %w", w.Addr, err)
+					}
+				}
+			}
+			continue
+		}
+		if m.Prot&unix.PROT_EXEC == 0 || m.Inode == 0 || len(m.Name) == 0 || m.Name[0] != '/' {
+			continue
+		}
+		path := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
+		if _, err := r.patchBufSites(t, path, m.Inode, m.Start, m.Offset, m.End-m.Start); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// patchBufSites redirects the syscall sites of the file at path (inode
+// ino) mapped at start from offset off, and returns the writes (also made
+// in the tracee).
+func (r *recorder) patchBufSites(t *task, path string, ino, start, off, n uint64) ([]trace.MemWrite, error) {
+	if t.buf == nil || !t.buf.mapped {
+		return nil, nil
+	}
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return nil, nil
+	}
+	key := fmt.Sprintf("%d:%d:%d:%d", st.Dev, st.Ino, st.Size, st.Mtim.Nano())
+	sites, ok := r.bufSites[key]
+	if !ok {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, nil
+		}
+		sites, _ = syscallbuf.Scan(f) // not an ELF file: nothing to patch
+		f.Close()
+		r.bufSites[key] = sites
+	}
+	writes := syscallbuf.Patch(sites, start, off, n, &t.buf.next)
+	for _, w := range writes {
+		if err := t.mem.WriteMem(w.Addr, w.Data); err != nil {
+			return nil, fmt.Errorf("redirect a syscall site at 0x%x: %w", w.Addr, err)
+		}
+	}
+	return writes, nil
+}
+
+// drainBuf turns the records t's buffered calls appended since the last
+// drain into SYSCALL_ENTRY/SYSCALL_EXIT events. Called at each stop of
+// the thread that ran user code, before that stop's own event: the calls
+// happened in its run, before the stop.
+func (r *recorder) drainBuf(t *task) error {
+	b := t.buf
+	if b == nil || !b.mapped {
+		return nil
+	}
+	var hdr [16]byte
+	if err := t.mem.ReadMem(syscallbuf.Hdr, hdr[:]); err != nil {
+		return nil // gone
+	}
+	fill := binary.LittleEndian.Uint32(hdr[syscallbuf.HdrFill:])
+	gen := binary.LittleEndian.Uint32(hdr[syscallbuf.HdrGen:])
+	if gen != b.gen {
+		b.gen, b.readPos = gen, 0
+	}
+	if fill <= b.readPos {
+		return nil
+	}
+	buf := make([]byte, fill-b.readPos)
+	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrLen+uint64(b.readPos), buf); err != nil {
+		return fmt.Errorf("tid %d: read the syscall buffer: %w", t.tid, err)
+	}
+	recs, err := syscallbuf.Parse(buf)
+	if err != nil {
+		return fmt.Errorf("tid %d: %w", t.tid, err)
+	}
+	b.readPos = fill
+	cur, err := ptrace.GetRegs(t.tid)
+	if err != nil {
+		return r.lost(t, err)
+	}
+	for i := range recs {
+		rec := &recs[i]
+		entry, exit := rec.Events(int32(t.tid), &cur)
+		if (rec.Nr == unix.SYS_WRITE || rec.Nr == unix.SYS_PWRITE64) && rec.Ret > 0 {
+			exit.Flags |= r.stdioFlag(t, int(int32(rec.Regs[0])))
+		}
+		if err := r.emit(entry); err != nil {
+			return err
+		}
+		if err := r.emit(exit); err != nil {
+			return err
+		}
+	}
+	r.bufCalls += uint64(len(recs))
+	return nil
+}
+
+// markTraced tells the stub, at the exit of a call made from its
+// buffered instruction that the recorder saw (the thread was resumed to
+// stop at every call, or its call blocked and was restarted under
+// ptrace), that the call is recorded already: the stub then appends no
+// record for it. The write is part of the exit event, so replay makes it
+// at the same point. A call the kernel restarts is not final yet.
+func (r *recorder) markTraced(t *task, ev *trace.Event, ret int64) error {
+	if t.buf == nil || !t.buf.mapped || t.entry[ptrace.RIP] != syscallbuf.SyscallRet {
+		return nil
+	}
+	switch ret {
+	case -512, -513, -514, -516:
+		// The kernel may restart the call (no handler, SA_RESTART) or
+		// turn it into EINTR for a handler. A restart must stop too, or
+		// its result would be lost: the thread stops at every call until
+		// it restarts this one or its handler returns without a restart.
+		t.forceTrace = true
+	}
+	return r.setHdr(t, ev, syscallbuf.HdrTraced)
+}
+
+// setHdr sets a header flag of t's buffer at the exit event ev (made in
+// the tracee now and by replay at that event).
+func (r *recorder) setHdr(t *task, ev *trace.Event, field uint64) error {
+	one := []byte{1, 0, 0, 0}
+	if err := t.mem.WriteMem(syscallbuf.Hdr+field, one); err != nil {
+		return r.lost(t, err)
+	}
+	ev.Mem = append(ev.Mem, trace.MemWrite{Addr: syscallbuf.Hdr + field, Data: one})
+	return nil
+}
+
+// disableBuf turns the buffer off for t's process from the exit event ev
+// on, after a call that makes buffered calls need a stop: the program's
+// own seccomp filter (its verdicts and SIGSYS come between the stub's
+// call and its record), a MAP_SHARED file mapping or an open
+// /proc/PID/mem (a write through them changes memory that the recorder
+// must capture at the call). Children inherit the flag with the memory.
+func (r *recorder) disableBuf(t *task, ev *trace.Event, nr int, a [6]uint64, ret int64) error {
+	if ret < 0 {
+		return nil
+	}
+	if nr == unix.SYS_SECCOMP && a[0] == 1 || nr == unix.SYS_PRCTL && a[0] == unix.PR_SET_SECCOMP {
+		t.ownFilter = true
+	}
+	if t.buf == nil || !t.buf.mapped {
+		return nil
+	}
+	off := false
+	switch nr {
+	case unix.SYS_SECCOMP:
+		off = a[0] == 1 // SECCOMP_SET_MODE_FILTER
+	case unix.SYS_PRCTL:
+		off = a[0] == unix.PR_SET_SECCOMP
+	case unix.SYS_MMAP:
+		off = a[3]&unix.MAP_SHARED != 0 && a[3]&unix.MAP_ANONYMOUS == 0
+	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2:
+		name, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.tid, ret))
+		off = strings.HasPrefix(name, "/proc/") && strings.HasSuffix(name, "/mem")
+	}
+	if !off {
+		return nil
+	}
+
+	return r.setHdr(t, ev, syscallbuf.HdrDisabled)
+}
+
+// stubInterrupted handles the watchdog's signal in the stub. A buffered
+// call blocked in the kernel (interrupted, to be restarted) is
+// "descheduled": the thread is resumed so that the kernel restarts the
+// call under ptrace, where it becomes an ordinary traced call that may
+// block while other threads run. Anywhere else in the stub the thread
+// just continues (it leaves the stub within a few instructions; a point
+// inside it is never taken).
+func (r *recorder) stubInterrupted(t *task, regs *trace.Regs) error {
+	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
+		switch int64(regs[ptrace.RAX]) {
+		case -512, -513, -514:
+			return r.resumeUserMode(t, ptrace.Syscall)
+		}
+	}
+	return r.resumeUser(t)
+}

@@ -1,0 +1,91 @@
+package syscallbuf
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// rec builds a record as the stub writes it.
+func rec(nr int, ret int64, addr uint64, data []byte) []byte {
+	size := (recHdr + len(data) + 7) &^ 7
+	b := make([]byte, size)
+	binary.LittleEndian.PutUint32(b, uint32(size))
+	binary.LittleEndian.PutUint32(b[4:], uint32(nr))
+	binary.LittleEndian.PutUint64(b[8:], uint64(ret))
+	for i := 0; i < 14; i++ {
+		binary.LittleEndian.PutUint64(b[16+8*i:], uint64(0x1000+i))
+	}
+	binary.LittleEndian.PutUint64(b[128:], addr)
+	binary.LittleEndian.PutUint64(b[136:], uint64(len(data)))
+	copy(b[recHdr:], data)
+	return b
+}
+
+func TestParseAndEvents(t *testing.T) {
+	buf := append(rec(0, 5, 0x5000, []byte("hello")), rec(39, 1234, 0, nil)...)
+	recs, err := Parse(buf)
+	if err != nil || len(recs) != 2 {
+		t.Fatalf("Parse: %v, %d records", err, len(recs))
+	}
+	if recs[0].Nr != 0 || recs[0].Ret != 5 || recs[0].Addr != 0x5000 || string(recs[0].Data) != "hello" || recs[1].Nr != 39 || recs[1].Data != nil {
+		t.Fatalf("records %+v", recs)
+	}
+	var cur trace.Regs
+	cur[rCS], cur[21] = 0x33, 0x7f0000001000 // cs, fs_base: from the thread
+	entry, exit := recs[0].Events(7, &cur)
+	r := entry.Regs
+	if entry.Kind != trace.KindSyscallEntry || entry.Tid != 7 || r[rRDI] != 0x1000 || r[rRSI] != 0x1001 || r[rRSP] != 0x1000+12 ||
+		r[rEFLAGS] != 0x1000+13 || r[rR11] != r[rEFLAGS] || r[rRIP] != SyscallRet || r[rRCX] != SyscallRet ||
+		int64(r[rRAX]) != -38 || r[rORIGRAX] != 0 || r[rCS] != 0x33 || r[21] != 0x7f0000001000 {
+		t.Fatalf("entry registers %x", r)
+	}
+	if exit.Kind != trace.KindSyscallExit || exit.Result != 5 || len(exit.Mem) != 1 || exit.Mem[0].Addr != 0x5000 || exit.Regs[rRAX] != 5 {
+		t.Fatalf("exit %+v", exit)
+	}
+	if _, exit := recs[1].Events(7, &cur); len(exit.Mem) != 0 {
+		t.Fatalf("getpid wrote memory: %+v", exit.Mem)
+	}
+	// Damaged buffers are errors, not events.
+	bad := rec(0, 5, 0x5000, []byte("hello"))
+	binary.LittleEndian.PutUint32(bad, 3)
+	if _, err := Parse(bad); err == nil {
+		t.Error("a record with a bad size parsed")
+	}
+	if _, err := Parse(rec(9, 0, 0, nil)); err == nil {
+		t.Error("a record for mmap (not buffered) parsed")
+	}
+	if _, err := Parse(buf[:100]); err == nil {
+		t.Error("a truncated record parsed")
+	}
+}
+
+// The stub and the Go side agree on the buffered set: the numbers the
+// stub's entry compares eax with are exactly Buffered.
+func TestStubSet(t *testing.T) {
+	seen := map[int]bool{}
+	for pc := 0; pc < offScInsn; {
+		inst, err := x86asm.Decode(stubCode[pc:], 64)
+		if err != nil {
+			t.Fatalf("decode the stub at %d: %v", pc, err)
+		}
+		if inst.Op == x86asm.CMP && inst.Args[0] == x86asm.EAX {
+			if imm, ok := inst.Args[1].(x86asm.Imm); ok {
+				seen[int(imm)] = true
+			}
+		}
+		pc += inst.Len
+	}
+	for _, nr := range Buffered {
+		if !seen[nr] {
+			t.Errorf("call %d is in Buffered but not in the stub", nr)
+		}
+		delete(seen, nr)
+	}
+	for nr := range seen {
+		t.Errorf("the stub buffers call %d, which is not in Buffered", nr)
+	}
+}

@@ -1,0 +1,303 @@
+package syscallbuf
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"io"
+	"sort"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// Site is a redirectable system call in an ELF file: at Off (a file
+// offset) `syscall` followed by the 6-byte `cmp $imm32, %rax` in Cmp,
+// with the number set just before by `mov $nr, %eax` or `xor %eax, %eax`
+// to a call in Buffered.
+//
+// With Ret set the site is a whole function `mov $nr, %eax; syscall;
+// ret` (glibc's getpid and the like, and the vDSO functions gorr
+// rewrites into that form), and Off is the mov's offset.
+type Site struct {
+	Off uint64
+	Nr  int
+	Cmp [6]byte // `cmp $imm32, %rax` (6 bytes) or `cmp $imm32, %eax` (5, then a zero)
+	Ret bool
+}
+
+// cmpLen is the length of the displaced cmp.
+func (s *Site) cmpLen() uint64 {
+	if s.Cmp[0] == 0x3d {
+		return 5
+	}
+	return 6
+}
+
+// Len is how many bytes the patch replaces.
+func (s *Site) Len() uint64 {
+	if s.Ret {
+		return siteLen
+	}
+	return 2 + s.cmpLen()
+}
+
+// siteLen is how many bytes a patched site replaces (syscall + cmp).
+const siteLen = 8
+
+// trampLen is the space each trampoline takes: two 8-byte slots (the
+// trampoline's code address, the address to return to) and the code.
+const trampLen = 48
+
+// Scan finds the sites in the executable sections of an ELF file. Each
+// is confirmed by decoding its function from the start, and skipped when
+// a direct branch of the function lands inside the replaced bytes.
+func Scan(r io.ReaderAt) ([]Site, error) {
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	starts := funcStarts(f)
+	var out []Site
+	for _, s := range f.Sections {
+		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
+			continue
+		}
+		data, err := s.Data()
+		if err != nil {
+			continue
+		}
+		cands := map[int]bool{}
+		for i := 0; i+siteLen <= len(data); i++ {
+			if data[i] == 0x0f && data[i+1] == 0x05 && (data[i+2] == 0x48 && data[i+3] == 0x3d || data[i+2] == 0x3d) {
+				cands[i] = true
+			}
+			if isRetSite(data[i:]) {
+				cands[i] = true
+			}
+		}
+		if len(cands) == 0 {
+			continue
+		}
+		// Each candidate's function, from its start to the next one.
+		ends := map[int]int{}
+		for c := range cands {
+			addr := s.Addr + uint64(c)
+			i := sort.Search(len(starts), func(i int) bool { return starts[i] > addr }) - 1
+			b, e := 0, len(data)
+			if i >= 0 && starts[i] >= s.Addr {
+				b = int(starts[i] - s.Addr)
+			}
+			if i+1 < len(starts) && starts[i+1] < s.Addr+uint64(len(data)) {
+				e = int(starts[i+1] - s.Addr)
+			}
+			ends[b] = e
+		}
+		found := map[int]int{} // syscall offset -> number
+		for b, e := range ends {
+			decodeSites(data, b, e, cands, found)
+		}
+		offs := make([]int, 0, len(found))
+		for c := range found {
+			offs = append(offs, c)
+		}
+		sort.Ints(offs)
+		for _, c := range offs {
+			fo := s.Offset + uint64(c)
+			st := Site{Off: fo, Nr: found[c]}
+			if isRetSite(data[c:]) {
+				st.Ret = true
+			} else {
+				n := 6
+				if data[c+2] == 0x3d {
+					n = 5
+				}
+				copy(st.Cmp[:], data[c+2:c+2+n])
+			}
+			out = append(out, st)
+		}
+	}
+	return out, nil
+}
+
+// decodeSites decodes the function [start, end), noting each candidate
+// that is a real syscall instruction preceded by an instruction that sets
+// eax to a buffered number and followed by the cmp, unless a branch in
+// the function lands on that cmp.
+func decodeSites(data []byte, start, end int, cands map[int]bool, found map[int]int) {
+	prevNr := -1
+	targets := map[int]bool{}
+	var got []int
+	for pc := start; pc < end && pc < len(data); {
+		inst, err := x86asm.Decode(data[pc:], 64)
+		if err != nil || inst.Len == 0 {
+			pc++
+			prevNr = -1
+			continue
+		}
+		if rel, ok := inst.Args[0].(x86asm.Rel); ok {
+			targets[pc+inst.Len+int(rel)] = true
+		}
+		if cands[pc] && isRetSite(data[pc:]) {
+			found[pc] = int(binary.LittleEndian.Uint32(data[pc+1:]))
+			got = append(got, pc)
+		}
+		if inst.Op == x86asm.SYSCALL && cands[pc] && prevNr >= 0 && IsBuffered(prevNr) {
+			if next, err := x86asm.Decode(data[pc+2:], 64); err == nil && next.Op == x86asm.CMP && (next.Len == 6 && data[pc+2] == 0x48 || next.Len == 5 && data[pc+2] == 0x3d) {
+				found[pc] = prevNr
+				got = append(got, pc)
+			}
+		}
+		switch {
+		case inst.Len == 5 && data[pc] == 0xb8: // mov $imm32, %eax
+			prevNr = int(binary.LittleEndian.Uint32(data[pc+1:]))
+		case inst.Len == 2 && data[pc] == 0x31 && data[pc+1] == 0xc0: // xor %eax, %eax
+			prevNr = 0
+		case inst.Op == x86asm.MOV && !targets[pc] && !writesRAX(inst):
+			// A move into another register keeps eax's number.
+		default:
+			prevNr = -1
+		}
+		pc += inst.Len
+	}
+	for _, c := range got {
+		n := siteLen
+		if !isRetSite(data[c:]) && data[c+2] == 0x3d {
+			n = 7
+		}
+		for k := 1; k < n; k++ {
+			if targets[c+k] {
+				delete(found, c)
+			}
+		}
+	}
+}
+
+// isRetSite tells whether code starts with `mov $nr, %eax; syscall; ret`
+// for a buffered nr.
+func isRetSite(code []byte) bool {
+	return len(code) >= siteLen && code[0] == 0xb8 && code[5] == 0x0f && code[6] == 0x05 && code[7] == 0xc3 &&
+		IsBuffered(int(binary.LittleEndian.Uint32(code[1:])))
+}
+
+// ScanMem finds the `mov $nr, %eax; syscall; ret` functions in code
+// that gorr wrote itself (the rewritten vDSO), as sites at offsets into
+// code.
+func ScanMem(code []byte) []Site {
+	var out []Site
+	for i := 0; i+siteLen <= len(code); i++ {
+		if isRetSite(code[i:]) {
+			out = append(out, Site{Off: uint64(i), Nr: int(binary.LittleEndian.Uint32(code[i+1:])), Ret: true})
+		}
+	}
+	return out
+}
+
+func writesRAX(inst x86asm.Inst) bool {
+	r, ok := inst.Args[0].(x86asm.Reg)
+	if !ok {
+		return false // a store to memory
+	}
+	switch r {
+	case x86asm.AL, x86asm.AH, x86asm.AX, x86asm.EAX, x86asm.RAX:
+		return true
+	}
+	return false
+}
+
+func funcStarts(f *elf.File) []uint64 {
+	var out []uint64
+	add := func(syms []elf.Symbol) {
+		for _, s := range syms {
+			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
+				out = append(out, s.Value)
+			}
+		}
+	}
+	if s, err := f.Symbols(); err == nil {
+		add(s)
+	}
+	if s, err := f.DynamicSymbols(); err == nil {
+		add(s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Patch returns the memory writes that redirect the sites of a file
+// mapped at start from file offset off (length n) to new trampolines,
+// allocated from *next (TrampBase at first); sites outside the mapping
+// are skipped, and so are all once the trampoline area is full.
+func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
+	if *next == 0 {
+		*next = TrampBase
+	}
+	var out []trace.MemWrite
+	for _, s := range sites {
+		if s.Off < off || s.Off+s.Len() > off+n {
+			continue
+		}
+		if *next+trampLen > TrampEnd {
+			break
+		}
+		site := start + s.Off - off
+		t := *next
+		*next += trampLen
+		tr := Trampoline(t, site, s.Cmp[:s.cmpLen()])
+		if s.Ret {
+			tr = RetTrampoline(t, s.Nr)
+		}
+		out = append(out, trace.MemWrite{Addr: t, Data: tr},
+			trace.MemWrite{Addr: site, Data: Jump(t, s.Len())})
+	}
+	return out
+}
+
+// Trampoline is the block at t for the site at site: the slots, then
+// code that steps over the red zone, calls the stub, steps back, runs
+// the displaced cmp and jumps back through the second slot. Libraries
+// lie far beyond a rel32 from Base, so both long jumps go through
+// absolute 32-bit slot addresses (Base is below 2 GiB).
+func Trampoline(t, site uint64, cmp []byte) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	b = binary.LittleEndian.AppendUint64(b, site+2+uint64(len(cmp)))
+	b = append(b, 0x48, 0x8d, 0x64, 0x24, 0x80) // lea -128(%rsp), %rsp
+	b = append(b, 0xe8)                         // call Entry
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
+	b = append(b, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00) // lea 128(%rsp), %rsp
+	b = append(b, cmp...)
+	b = append(b, 0xff, 0x24, 0x25) // jmp *(t+8)
+	b = binary.LittleEndian.AppendUint32(b, uint32(t+8))
+	for len(b) < trampLen {
+		b = append(b, 0xcc)
+	}
+	return b
+}
+
+// RetTrampoline is the block at t for a `mov $nr, %eax; syscall; ret`
+// function: the stub is called in the function's place (the red zone
+// below a function's entry is its own).
+func RetTrampoline(t uint64, nr int) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	b = binary.LittleEndian.AppendUint64(b, 0)
+	b = append(b, 0xb8) // mov $nr, %eax
+	b = binary.LittleEndian.AppendUint32(b, uint32(nr))
+	b = append(b, 0xe9) // jmp Entry: its ret returns to the caller
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
+	for len(b) < trampLen {
+		b = append(b, 0xcc)
+	}
+	return b
+}
+
+// Jump is what replaces the n bytes of a site: jmp *(t) (7 bytes),
+// then nops.
+func Jump(t, n uint64) []byte {
+	b := []byte{0xff, 0x24, 0x25}
+	b = binary.LittleEndian.AppendUint32(b, uint32(t))
+	for uint64(len(b)) < n {
+		b = append(b, 0x90)
+	}
+	return b
+}

@@ -1,0 +1,238 @@
+// Package syscallbuf is gorr's in-process system-call buffer: a small
+// piece of code mapped into every recorded process at a fixed address
+// (Base) that makes the common, side-effect-light system calls itself
+// and appends each result, with the registers it was made with and the
+// bytes the kernel wrote, to a buffer in the same mapping. A seccomp
+// filter (Filter) lets only that code's own syscall instruction through
+// without a ptrace stop; the recorder drains the buffer into ordinary
+// SYSCALL_ENTRY/SYSCALL_EXIT events at the thread's next stop (Parse,
+// Record.Events), so replay meets and checks every buffered call like
+// any other. The libc and static-binary wrappers that make these calls
+// are redirected to the code by patching `syscall; cmp $imm32, %rax`
+// sites into jumps to per-site trampolines (Scan, Patch).
+//
+// The package only knows the layout and the bytes; internal/record
+// injects them, and replay needs nothing special.
+package syscallbuf
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+//go:generate sh gen.sh
+
+// The mapping at Base (Size bytes, private, anonymous): the stub's code
+// page, the trampolines, then the buffer: a header followed by records.
+const (
+	Base      = 0x70000000
+	TrampBase = Base + 0x1000
+	TrampEnd  = Base + 0x10000
+	Hdr       = Base + 0x10000
+	BufSize   = 0x40000
+	Size      = 0x50000
+	FilterAt  = Base + 0xc00 // the seccomp program, in the code page
+
+	// Header fields (u32 each, at Hdr+offset).
+	HdrFill   = 0  // bytes of records after the header
+	HdrLocked = 4  // the stub is between its reservation and its commit
+	HdrTraced = 8  // set by the recorder: the call was recorded by ptrace
+	HdrGen    = 12 // incremented each time the stub empties the buffer
+	// HdrDisabled, set by the recorder, sends every call through ptrace
+	// (a process whose writes or calls need what only a stop can see:
+	// its own seccomp filter, a MAP_SHARED file, /proc/PID/mem).
+	HdrDisabled = 16
+	HdrLen      = 64 // records start at Hdr+HdrLen
+
+	recHdr = 144 // record header; the written bytes follow
+)
+
+// Addresses of the stub's entry and instructions.
+const (
+	Entry = Base + offEntry
+	// ResetRet is the address after the traced call the stub makes when
+	// the buffer is full (it empties the buffer after it).
+	ResetRet = Base + offResetInsn + 2
+	// SyscallRet is the address after the buffered syscall instruction
+	// (the instruction pointer the seccomp filter and ptrace see).
+	SyscallRet = Base + offScRet
+)
+
+// IsStub tells whether addr is in the stub's code or trampolines.
+func IsStub(addr uint64) bool { return addr >= Base && addr < TrampEnd }
+
+// Buffered lists the calls the stub buffers (it must match
+// stub_amd64.S). Every other call it is handed goes through a traced
+// syscall instruction.
+var Buffered = []int{
+	unix.SYS_READ, unix.SYS_PREAD64, unix.SYS_GETDENTS64,
+	unix.SYS_FSTAT, unix.SYS_NEWFSTATAT, unix.SYS_STATX,
+	unix.SYS_CLOCK_GETTIME, unix.SYS_GETTIMEOFDAY,
+	unix.SYS_WRITE, unix.SYS_PWRITE64, unix.SYS_CLOSE, unix.SYS_LSEEK,
+	unix.SYS_GETPID, unix.SYS_GETTID, unix.SYS_GETPPID,
+	unix.SYS_GETUID, unix.SYS_GETGID, unix.SYS_GETEUID, unix.SYS_GETEGID,
+}
+
+// IsBuffered tells whether nr is in Buffered.
+func IsBuffered(nr int) bool {
+	for _, b := range Buffered {
+		if b == nr {
+			return true
+		}
+	}
+	return false
+}
+
+// Code returns the stub's code page content (the code and the seccomp
+// program at FilterAt).
+func Code() []byte {
+	page := make([]byte, 0x1000)
+	copy(page, stubCode)
+	copy(page[FilterAt-Base:], Filter())
+	return page
+}
+
+// FilterLen is the number of instructions in Filter.
+func FilterLen() int { return len(Filter()) / 8 }
+
+const (
+	bpfLdWAbs = 0x20
+	bpfJeqK   = 0x15
+	bpfRetK   = 0x06
+
+	auditArchX86_64 = 0xc000003e
+	retAllow        = 0x7fff0000
+	retTrace        = 0x7ff00000
+)
+
+// Filter returns the classic-BPF seccomp program: ALLOW for a call in
+// Buffered made from the stub's buffered syscall instruction, TRACE (a
+// ptrace stop) for everything else.
+func Filter() []byte {
+	var p []byte
+	ins := func(code uint16, jt, jf uint8, k uint32) {
+		p = binary.LittleEndian.AppendUint16(p, code)
+		p = append(p, jt, jf)
+		p = binary.LittleEndian.AppendUint32(p, k)
+	}
+	n := len(Buffered)
+	// Instructions: 0 ld arch, 1 jeq, 2 ld ip lo, 3 jeq, 4 ld ip hi, 5
+	// jeq, 6 ld nr, 7..6+n jeq nr, 7+n ret trace, 8+n ret allow.
+	trace := func(at int) uint8 { return uint8(7 + n - at - 1) }
+	ins(bpfLdWAbs, 0, 0, 4)
+	ins(bpfJeqK, 0, trace(1), auditArchX86_64)
+	ins(bpfLdWAbs, 0, 0, 8)
+	ins(bpfJeqK, 0, trace(3), uint32(SyscallRet))
+	ins(bpfLdWAbs, 0, 0, 12)
+	ins(bpfJeqK, 0, trace(5), uint32(uint64(SyscallRet)>>32))
+	ins(bpfLdWAbs, 0, 0, 0)
+	for i, nr := range Buffered {
+		at := 7 + i
+		ins(bpfJeqK, uint8(8+n-at-1), 0, uint32(nr))
+	}
+	ins(bpfRetK, 0, 0, retTrace)
+	ins(bpfRetK, 0, 0, retAllow)
+	return p
+}
+
+// Fprog returns a struct sock_fprog for the filter at FilterAt.
+func Fprog() []byte {
+	b := binary.LittleEndian.AppendUint16(nil, uint16(FilterLen()))
+	b = append(b, 0, 0, 0, 0, 0, 0)
+	return binary.LittleEndian.AppendUint64(b, FilterAt)
+}
+
+// FprogAt is where Fprog is kept (after the filter, in the code page).
+const FprogAt = Base + 0xf00
+
+// Record is one buffered call.
+type Record struct {
+	Nr   int
+	Ret  int64
+	Regs [14]uint64 // rdi rsi rdx r10 r8 r9 rbx rbp r12 r13 r14 r15 rsp eflags, as at the syscall instruction
+	Addr uint64     // where the kernel wrote Data
+	Data []byte
+}
+
+// Parse decodes the records in buf (the buffer's bytes between two
+// fill positions).
+func Parse(buf []byte) ([]Record, error) {
+	var out []Record
+	for off := 0; off < len(buf); {
+		if len(buf)-off < recHdr {
+			return out, fmt.Errorf("syscall buffer: truncated record at %d", off)
+		}
+		b := buf[off:]
+		size := int(binary.LittleEndian.Uint32(b))
+		r := Record{Nr: int(binary.LittleEndian.Uint32(b[4:])), Ret: int64(binary.LittleEndian.Uint64(b[8:]))}
+		for i := range r.Regs {
+			r.Regs[i] = binary.LittleEndian.Uint64(b[16+8*i:])
+		}
+		r.Addr = binary.LittleEndian.Uint64(b[128:])
+		n := binary.LittleEndian.Uint64(b[136:])
+		if size < recHdr || size > len(b) || n > uint64(size-recHdr) || size%8 != 0 {
+			return out, fmt.Errorf("syscall buffer: bad record at %d (size %d, %d bytes written)", off, size, n)
+		}
+		if !IsBuffered(r.Nr) {
+			return out, fmt.Errorf("syscall buffer: record at %d for call %d, which is not buffered", off, r.Nr)
+		}
+		if n > 0 {
+			r.Data = append([]byte(nil), b[recHdr:recHdr+int(n)]...)
+		}
+		out = append(out, r)
+		off += size
+	}
+	return out, nil
+}
+
+// Register indexes in trace.Regs (user_regs_struct order).
+const (
+	rR15 = iota
+	rR14
+	rR13
+	rR12
+	rRBP
+	rRBX
+	rR11
+	rR10
+	rR9
+	rR8
+	rRAX
+	rRCX
+	rRDX
+	rRSI
+	rRDI
+	rORIGRAX
+	rRIP
+	rCS
+	rEFLAGS
+	rRSP
+)
+
+// Events returns the SYSCALL_ENTRY and SYSCALL_EXIT events of record r
+// of thread tid, with the registers ptrace would have shown at the
+// call's entry stop. cur supplies what the stub does not save (segment
+// registers and bases, which only traced calls change).
+func (r *Record) Events(tid int32, cur *trace.Regs) (entry, exit *trace.Event) {
+	regs := *cur
+	g := r.Regs
+	regs[rRDI], regs[rRSI], regs[rRDX], regs[rR10], regs[rR8], regs[rR9] = g[0], g[1], g[2], g[3], g[4], g[5]
+	regs[rRBX], regs[rRBP], regs[rR12], regs[rR13], regs[rR14], regs[rR15] = g[6], g[7], g[8], g[9], g[10], g[11]
+	regs[rRSP], regs[rEFLAGS], regs[rR11] = g[12], g[13], g[13]
+	enosys := -int64(unix.ENOSYS)
+	regs[rRAX] = uint64(enosys) // as the kernel sets it at entry
+	regs[rORIGRAX] = uint64(r.Nr)
+	regs[rRIP], regs[rRCX] = SyscallRet, SyscallRet
+	entry = &trace.Event{Kind: trace.KindSyscallEntry, Tid: tid, Sysno: int32(r.Nr), Regs: &regs}
+	out := regs
+	out[rRAX] = uint64(r.Ret)
+	exit = &trace.Event{Kind: trace.KindSyscallExit, Tid: tid, Sysno: int32(r.Nr), Result: r.Ret, Regs: &out}
+	if len(r.Data) > 0 {
+		exit.Mem = []trace.MemWrite{{Addr: r.Addr, Data: r.Data}}
+	}
+	return entry, exit
+}
