@@ -108,6 +108,19 @@ var helpText = map[string]string{
                               system call while another thread is ready
                               (default 10ms; a thread a signal waits for
                               is interrupted after 2ms at most)
+      --until-failure         hunt a flaky failure: record again and again,
+                              several recordings at once, until a run fails
+                              (non-zero exit status, death by a signal, or
+                              output matching --fail-if-output); keep the
+                              failing traces, delete the passing ones, and
+                              exit with the failing run's status (see
+                              docs/flakes.md). With it:
+      --max-runs N            stop after N recordings (default 100)
+      --jobs J                record J at once, each bound to its own CPU
+                              (default: the number of CPUs)
+      --keep K                keep the first K failing traces; the hunt
+                              ends when it has them (default 1)
+      --fail-if-output REGEX  a run whose output matches REGEX fails too
 The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else
 ~/.local/share/gorr, as <program>-N. gorr exits with the program's status.`,
 	"replay": `Without -a, gorr serves the replay to gdb and runs gdb on it
