@@ -172,3 +172,54 @@ func TestUntilFailureErrors(t *testing.T) {
 		t.Fatalf("want the matching run kept and status 1:\n%v", h)
 	}
 }
+
+// shortRaceProg is the race chaos mode must reach: two threads each do
+// 20000 unlocked read-modify-write increments of a shared total, which
+// takes each about 15 µs under recording, less than any timeslice.
+const shortRaceProg = `#include <pthread.h>
+#include <stdio.h>
+#include <time.h>
+#define N 20000
+static volatile long total;
+static void *inc(void *arg) {
+	(void)arg;
+	for (int i = 0; i < N; i++)
+		total = total + 1;
+	return NULL;
+}
+int main(void) {
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	pthread_t a, b;
+	pthread_create(&a, NULL, inc, NULL);
+	pthread_create(&b, NULL, inc, NULL);
+	pthread_join(a, NULL);
+	pthread_join(b, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	printf("total=%ld want=%d in %ld ns\n", total, 2 * N,
+	       (long)((t1.tv_sec - t0.tv_sec) * 1000000000L + t1.tv_nsec - t0.tv_nsec));
+	return total == 2 * N ? 0 : 1;
+}
+`
+
+// Chaos mode interrupts threads within microseconds of their work and
+// starves the interrupted one, so the short race above loses an update
+// (about one chaos recording in ten here: --until-failure finds it
+// within 40), and the failing recording replays exactly.
+func TestChaosFindsShortRace(t *testing.T) {
+	bin := cprog(t, "shortrace", shortRaceProg)
+	save := t.TempDir()
+	ctx := ctxHunt(t, 6*time.Minute)
+	h := gorrIn(ctx, t, save, t.TempDir(), nil, "record", "--until-failure", "--chaos", "--max-runs", "40", bin)
+	if h.Code != 1 {
+		t.Fatalf("no chaos recording of 40 lost an update:\n%v", h)
+	}
+	m := regexp.MustCompile(`(?m)^total=(\d+) want=40000 in \d+ ns$`).FindStringSubmatch(string(h.Stderr))
+	if m == nil || m[1] == "40000" {
+		t.Fatalf("the hunt did not show the failing output:\n%s", h.Stderr)
+	}
+	rep := gorrIn(ctx, t, save, t.TempDir(), nil, "replay", "-a")
+	if rep.Code != 1 || string(rep.Stdout) != m[0]+"\n" {
+		t.Fatalf("replay of the chaos trace: want exit 1 and %q\n%v", m[0], rep)
+	}
+}
