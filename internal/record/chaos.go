@@ -21,6 +21,9 @@ func (r *recorder) chaosSteps(t *task) (handled bool, err error) {
 	if r.rng == nil || t.pendingSig != 0 || len(t.deferred) > 0 || !r.othersReady(t) {
 		return false, nil
 	}
+	if r.dog.fired.Load() != 0 || r.dog.stopSent.Load() != 0 {
+		return false, nil // a timeslice signal is on its way: let it arrive first
+	}
 	// Stepping is slow (about 10 µs an instruction): it may take a
 	// quarter of the recording's time, beyond a first allowance.
 	if r.chaosStepTime > 20*time.Millisecond+time.Since(r.start)/4 {
@@ -35,6 +38,13 @@ func (r *recorder) chaosSteps(t *task) (handled bool, err error) {
 	regs, err := ptrace.GetRegs(t.tid)
 	if err != nil || regs != t.lastRegs {
 		return false, nil // only where its last event (a call, a point) left it
+	}
+	if rax := int64(regs[ptrace.RAX]); rax >= -516 && rax <= -512 {
+		// A call to be restarted (ERESTARTSYS ...; also after the
+		// stop of a signal it was interrupted by): the kernel moves
+		// back to its syscall instruction on resumption, and a step
+		// would run it without a stop.
+		return false, nil
 	}
 	code := make([]byte, 16)
 	for i := 0; i < k; i++ {
@@ -66,6 +76,16 @@ func (r *recorder) chaosSteps(t *task) (handled bool, err error) {
 				return true, err
 			}
 			return true, r.runNext()
+		}
+	}
+	if regs, err = ptrace.GetRegs(t.tid); err != nil {
+		return true, r.lost(t, err)
+	}
+	if regs[ptrace.EFLAGS]&0x100 != 0 {
+		// Left by the last step after a popf.
+		regs[ptrace.EFLAGS] &^= 0x100
+		if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+			return true, r.lost(t, err)
 		}
 	}
 	t.state = stReady

@@ -91,7 +91,10 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 			}
 		}
 		tid := d.tid.Load()
-		if tid == 0 || d.fired.Load() == tid {
+		if tid == 0 || d.fired.Load() == tid || d.stopSent.Load() != 0 {
+			// (One SIGSTOP at a time: the recorder knows only one tid
+			// it sent one to, and another's would look like the
+			// program's own.)
 			continue
 		}
 		ran := time.Since(time.Unix(0, d.since.Load()))
