@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -221,5 +222,37 @@ func TestChaosFindsShortRace(t *testing.T) {
 	rep := gorrIn(ctx, t, save, t.TempDir(), nil, "replay", "-a")
 	if rep.Code != 1 || string(rep.Stdout) != m[0]+"\n" {
 		t.Fatalf("replay of the chaos trace: want exit 1 and %q\n%v", m[0], rep)
+	}
+}
+
+// Ctrl-C stops a hunt cleanly: the runs in flight are stopped and
+// deleted, and with nothing failed it exits with status 130.
+func TestUntilFailureInterrupted(t *testing.T) {
+	save := t.TempDir()
+	ctx := ctxHunt(t, 2*time.Minute)
+	cmd := exec.CommandContext(ctx, gorrBin, "record", "--until-failure", "--jobs", "2", "sleep", "30")
+	cmd.Env = append(os.Environ(), "GORR_TRACE_DIR="+save)
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(traceDirs(t, save)) < 2 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	start := time.Now()
+	_ = cmd.Process.Signal(os.Interrupt)
+	err := cmd.Wait()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 130 || time.Since(start) > 15*time.Second || !strings.Contains(errb.String(), "interrupted") {
+		t.Fatalf("want exit 130 soon after Ctrl-C, got %d after %v:\n%s", code, time.Since(start), errb.String())
+	}
+	if dirs := traceDirs(t, save); len(dirs) != 0 {
+		t.Fatalf("traces left after the interrupt: %v", dirs)
 	}
 }
