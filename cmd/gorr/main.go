@@ -30,6 +30,8 @@ func commands() []command {
 		{"pack", "gorr pack [--self-contained] [TRACE...]", "make traces self-contained, ready to copy elsewhere", cmdPack},
 		{"buildid", "gorr buildid [TRACE]", "print the build IDs of the ELF files mapped in a trace", cmdBuildid},
 		{"sources", "gorr sources [TRACE]", "list the source files of the recorded binaries (JSON, as rr)", cmdSources},
+		{"timeline", "gorr timeline [-o FILE] [TRACE]", "write a self-contained HTML timeline of a trace's threads and processes", cmdTimeline},
+		{"export", "gorr export --format=chrome [-o FILE] [TRACE]", "write a trace as Chrome trace-event JSON (Perfetto, chrome://tracing)", cmdExport},
 		{"cpufeatures", "gorr cpufeatures", "print the record options limiting CPUID features to this machine's", cmdCpufeatures},
 		{"help", "gorr help [COMMAND]", "show help", cmdHelp},
 	}
@@ -118,6 +120,19 @@ var helpText = map[string]string{
                               system call while another thread is ready
                               (default 10ms; a thread a signal waits for
                               is interrupted after 2ms at most)
+      --until-failure         hunt a flaky failure: record again and again,
+                              several recordings at once, until a run fails
+                              (non-zero exit status, death by a signal, or
+                              output matching --fail-if-output); keep the
+                              failing traces, delete the passing ones, and
+                              exit with the failing run's status (see
+                              docs/flakes.md). With it:
+      --max-runs N            stop after N recordings (default 100)
+      --jobs J                record J at once, each bound to its own CPU
+                              (default: the number of CPUs)
+      --keep K                keep the first K failing traces; the hunt
+                              ends when it has them (default 1)
+      --fail-if-output REGEX  a run whose output matches REGEX fails too
 The trace goes to $GORR_TRACE_DIR, else $XDG_DATA_HOME/gorr, else
 ~/.local/share/gorr, as <program>-N. gorr exits with the program's status.`,
 	"replay": `Without -a, gorr serves the replay to gdb and runs gdb on it
@@ -171,6 +186,19 @@ tables name that exist here, grouped by version-control root.`,
 	"cpufeatures": `Prints, as rr cpufeatures does, the record options that would limit
 a tracee to the CPUID features of this machine (run it on the machine
 you plan to replay on).`,
+	"timeline": `Writes one HTML file (no network needed to view it; default
+<trace>-timeline.html here, - for stdout) showing the recording on a time
+axis: one lane per thread, grouped by process in the process tree; system
+calls as marks, or spans when they took time (blocking ones), signals,
+preemption points, clones, forks, execs and exits. Hovering shows the
+event number, thread, call and result; clicking pins it, with the
+'gorr replay -g N' command that starts there. Wheel zooms, dragging pans;
+marks that would overlap are drawn once, so a million events stay usable.`,
+	"export": `Writes the trace as Chrome trace-event JSON (to stdout, or -o FILE),
+which Perfetto (ui.perfetto.dev) and chrome://tracing open: one track per
+thread (named by tid) in one per process, a complete event per system
+call and an instant event per signal, point, clone, fork, exec and exit,
+each with its event number.`,
 	"help": "Shows help.",
 }
 

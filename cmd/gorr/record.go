@@ -36,6 +36,11 @@ var recordFlags = []flagSpec{
 	{"C", "checksum", false},
 	{"", "portable", false},
 	{"w", "wait", false},
+	{"", "until-failure", false},
+	{"", "max-runs", true},
+	{"", "jobs", true},
+	{"", "keep", true},
+	{"", "fail-if-output", true},
 	{"", "stats", false},
 }
 
@@ -52,6 +57,14 @@ func cmdRecord(args []string) int {
 	path, err := exec.LookPath(prog)
 	if err != nil {
 		return fatalf("record: cannot run %s: %v", prog, errors.Unwrap(err))
+	}
+	if p.has("until-failure") {
+		return cmdHunt(p, path)
+	}
+	for _, name := range huntOnly {
+		if p.has(name) {
+			return fatalf("record: --%s needs --until-failure", name)
+		}
 	}
 	env := os.Environ()
 	for _, kv := range p.vals["env"] {

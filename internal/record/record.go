@@ -170,6 +170,7 @@ type recorder struct {
 	diffBuf, diffWant []byte
 	points            uint64                     // preemption points recorded
 	rng               *rand.Rand                 // chaos mode: random timeslices
+	chaosStepTime     time.Duration              // chaos mode: time spent in chaosSteps
 	start             time.Time                  // when the recording started (event times)
 	targets           map[string]map[uint64]bool // direct branch targets of mapped files (preempt.go)
 	stopped           int                        // tasks in stStopped
@@ -283,6 +284,7 @@ func Record(opts Options) (*Result, error) {
 		}
 	}()
 	r.dog.desched.Store(r.bufOn)
+	r.dog.kick = make(chan struct{}, 1)
 	go r.dog.watch(opts.Timeslice, opts.SignalSlice, done)
 	st, _, err := waitStop(pid, false)
 	if err != nil {
@@ -586,14 +588,15 @@ func (r *recorder) terminate() {
 }
 
 // timeslice is the next run's timeslice: the configured one, or in chaos
-// mode a random one between 1 ms and twice it (like rr's chaos mode,
-// this varies where threads are preempted, to expose more interleavings;
-// the points themselves are recorded, so replay does not depend on it).
+// mode a random one (sched.ChaosTimeslice: from microseconds to twice
+// the configured one; like rr's chaos mode, this varies where threads
+// are preempted, to expose more interleavings; the points themselves are
+// recorded, so replay does not depend on it).
 func (r *recorder) timeslice() time.Duration {
 	if r.rng == nil {
 		return r.opts.Timeslice
 	}
-	return time.Millisecond + time.Duration(r.rng.Int64N(int64(2*r.opts.Timeslice)))
+	return sched.ChaosTimeslice(r.rng, r.opts.Timeslice)
 }
 
 // pick asks the scheduler for the next ready task.
@@ -609,6 +612,9 @@ func (r *recorder) pick() *task {
 }
 
 func (r *recorder) resumeUser(t *task) error {
+	if handled, err := r.chaosSteps(t); handled || err != nil {
+		return err
+	}
 	mode := ptrace.Syscall
 	if r.bufOn && len(t.deferred) == 0 && t.emu == nil && !t.forceTrace && !t.ownFilter {
 		// Calls stop through the seccomp filter, except buffered ones.

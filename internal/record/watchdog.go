@@ -3,6 +3,7 @@ package record
 import (
 	"bytes"
 	"os"
+	"runtime"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,9 @@ type watchdog struct {
 	stopSent atomic.Int64
 	slice    atomic.Int64 // the running task's timeslice in nanoseconds (0: the default)
 	desched  atomic.Bool  // the syscall buffer is on: look for threads blocked in it
+	// kick wakes the watchdog for a timeslice shorter than its tick
+	// (chaos mode), which it then times with nanosleep.
+	kick chan struct{}
 }
 
 // sleeping tells whether thread tid is in an interruptible sleep (state
@@ -49,11 +53,21 @@ func sleeping(tid int) bool {
 	return i >= 0 && i+2 < len(b) && b[i+2] == 'S'
 }
 
+// shortSlice is the timeslice below which the watchdog times the slice
+// itself instead of waiting for its next tick.
+const shortSlice = 2 * time.Millisecond
+
 func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration) {
 	d.set(others, sigHeld)
 	d.slice.Store(int64(slice))
 	d.since.Store(time.Now().UnixNano())
 	d.tid.Store(int64(tid))
+	if slice < shortSlice && others && d.kick != nil {
+		select {
+		case d.kick <- struct{}{}:
+		default:
+		}
+	}
 }
 
 func (d *watchdog) set(others, sigHeld bool) {
@@ -68,14 +82,33 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 	period = max(period, 200*time.Microsecond)
 	tick := time.NewTicker(period)
 	defer tick.Stop()
+	// Short timeslices are timed on this goroutine's own thread with
+	// nanosleep and no timer slack (Go's timers fire a millisecond late
+	// at best; nanosleep here wakes within a few tens of microseconds).
+	runtime.LockOSThread()
+	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	for {
 		select {
 		case <-done:
 			return
 		case <-tick.C:
+		case <-d.kick:
+			tid, since := d.tid.Load(), d.since.Load()
+			if s := time.Duration(d.slice.Load()); tid != 0 && s > 0 && s < shortSlice {
+				if left := time.Until(time.Unix(0, since).Add(s)); left > 0 {
+					ts := unix.NsecToTimespec(int64(left))
+					_ = unix.Nanosleep(&ts, nil)
+				}
+				if d.tid.Load() != tid || d.since.Load() != since {
+					continue // that run ended already
+				}
+			}
 		}
 		tid := d.tid.Load()
-		if tid == 0 || d.fired.Load() == tid {
+		if tid == 0 || d.fired.Load() == tid || d.stopSent.Load() != 0 {
+			// (One SIGSTOP at a time: the recorder knows only one tid
+			// it sent one to, and another's would look like the
+			// program's own.)
 			continue
 		}
 		ran := time.Since(time.Unix(0, d.since.Load()))

@@ -1,6 +1,10 @@
 package sched
 
-import "testing"
+import (
+	"math/rand/v2"
+	"testing"
+	"time"
+)
 
 func readySet(ids ...int) func(int) bool {
 	m := map[int]bool{}
@@ -87,7 +91,7 @@ func TestChaosIsSeededAndFair(t *testing.T) {
 			s.Add(id)
 		}
 		var out []int
-		for i := 0; i < 200; i++ {
+		for i := 0; i < 3000; i++ { // priorities starve a task for up to 1000 picks
 			id, _ := s.Pick(readySet(1, 2, 3))
 			out = append(out, id)
 		}
@@ -106,7 +110,7 @@ func TestChaosIsSeededAndFair(t *testing.T) {
 		t.Fatal("same seed, different choices")
 	}
 	if same(a, c) {
-		t.Fatal("different seeds, same 200 choices")
+		t.Fatal("different seeds, same 3000 choices")
 	}
 	seen := map[int]bool{}
 	for _, id := range a {
@@ -137,5 +141,67 @@ func TestStreakRestartsWhenAlone(t *testing.T) {
 	s.Preempted()
 	if id, _ := s.Pick(both); id != 2 {
 		t.Fatalf("after a yield picked %d, want 2", id)
+	}
+}
+
+// In chaos mode a task whose timeslice was cut hands over to another
+// ready task of its priority, and a low-priority task waits while a
+// high-priority one can run.
+func TestChaosPreemptedHandsOverAndStarves(t *testing.T) {
+	for seed := uint64(0); seed < 50; seed++ {
+		s := NewChaos(1, seed)
+		s.Add(1)
+		s.Add(2)
+		s.low[1], s.low[2] = false, false
+		s.refresh = 1 << 30
+		a, _ := s.Pick(readySet(1, 2))
+		s.Preempted()
+		if b, _ := s.Pick(readySet(1, 2)); b == a {
+			t.Fatalf("seed %d: the preempted task %d ran again at once", seed, a)
+		}
+		s.low[2] = true
+		for i := 0; i < 20; i++ {
+			if id, _ := s.Pick(readySet(1, 2)); id != 1 {
+				t.Fatalf("seed %d: low-priority task ran beside a ready high one", seed)
+			}
+			s.Preempted()
+		}
+		if id, _ := s.Pick(readySet(2)); id != 2 {
+			t.Fatal("a low-priority task alone did not run")
+		}
+	}
+}
+
+func TestChaosTimeslice(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	short := 0
+	for i := 0; i < 10000; i++ {
+		d := ChaosTimeslice(rng, 10*time.Millisecond)
+		if d < MinChaosSlice || d > ShortChaosSlice+20*time.Millisecond {
+			t.Fatalf("timeslice %v out of range", d)
+		}
+		if d < 200*time.Microsecond {
+			short++
+		}
+	}
+	if short < 1000 || short > 2000 {
+		t.Fatalf("%d of 10000 timeslices under 200µs", short)
+	}
+}
+
+func TestChaosSteps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	some := 0
+	for i := 0; i < 4000; i++ {
+		k := ChaosSteps(rng)
+		if k != 0 && (k < MinChaosSteps || k > MaxChaosSteps) {
+			t.Fatalf("%d steps", k)
+		}
+		if k > 0 {
+			some++
+		}
+	}
+	if some < 2800 || some > 3200 {
+		t.Fatalf("%d of 4000 draws step", some)
 	}
 }
