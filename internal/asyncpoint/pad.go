@@ -107,6 +107,35 @@ type Identity struct {
 	XState []byte
 	AVX    bool // compare the ymm upper halves (the CPU has AVX)
 	Pages  []Page
+	// Hint is 1 + the trace.Regs index of a general register that
+	// changes from one iteration of the loop to the next (0: none
+	// known). The pad tests it first, without touching the flags.
+	Hint int
+}
+
+// HintReg returns the trace.Regs index of the first general register,
+// in the pad's order, whose values at two arrivals at a site (prev, then
+// cur) differ, or -1 when they are all equal.
+func HintReg(prev, cur *trace.Regs) int {
+	for _, i := range regOrder {
+		if prev[i] != cur[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// HintFromFlags returns the Identity.Hint a point's event Flags carry
+// (bits 8-15; the site length is the low byte).
+func HintFromFlags(flags uint64) int {
+	h := int(flags >> 8 & 0xff)
+	if h == 0 || h-1 >= len(trace.Regs{}) {
+		return 0
+	}
+	if _, ok := machineReg[h-1]; !ok {
+		return 0
+	}
+	return h
 }
 
 // Word is a memory word of a point's identity: the 8 bytes at Addr.
@@ -182,6 +211,54 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		a.emit(0x0f, 0x85)
 		jnes = append(jnes, len(a.b))
 		a.u32(0)
+	}
+	// The site's original instructions, relocated, and the jump back.
+	emitOrig := func() error {
+		for off := 0; off < len(orig); {
+			inst, err := x86asm.Decode(orig[off:], 64)
+			if err != nil {
+				return fmt.Errorf("site 0x%x: %w", site+uint64(off), err)
+			}
+			code, err := relocate(orig[off:off+inst.Len], &inst, site+uint64(off), a.pc())
+			if err != nil {
+				return err
+			}
+			a.emit(code...)
+			off += inst.Len
+		}
+		a.emit(0xe9) // jmp back
+		a.u32(rel32(a.pc()+4, site+uint64(len(orig))))
+		return nil
+	}
+	if id.Hint > 0 {
+		// The register that changes from one iteration to the next:
+		// rcx = reg - value with lea (flags untouched), and jrcxz to the
+		// full comparison; otherwise straight back to the loop.
+		i := id.Hint - 1
+		a.ripOp(padAddr+slotRCX, 0x48, 0x89, 0x0d) // mov [slot], rcx
+		if m := machineReg[i]; i != ptrace.RCX {
+			a.emit(0x48, 0xb9) // mov rcx, imm64
+			a.u64(-regs[i])
+			a.emit(0x48|m>>3, 0x8d, 0x4c, 0x08|m&7, 0x00) // lea rcx, [reg + rcx*1 + 0]
+		} else {
+			a.ripOp(padAddr+slotRAX, 0x48, 0x89, 0x05) // mov [slot], rax
+			a.emit(0x48, 0xb8)                         // mov rax, imm64
+			a.u64(-regs[i])
+			a.emit(0x48, 0x8d, 0x0c, 0x01)             // lea rcx, [rcx + rax*1]
+			a.ripOp(padAddr+slotRAX, 0x48, 0x8b, 0x05) // mov rax, [slot]
+		}
+		a.emit(0xe3, 0) // jrcxz full (patched below)
+		jrcxz := len(a.b)
+		a.ripOp(padAddr+slotRCX, 0x48, 0x8b, 0x0d) // mov rcx, [slot]
+		if err := emitOrig(); err != nil {
+			return nil, err
+		}
+		d := len(a.b) - jrcxz
+		if d > 127 {
+			return nil, fmt.Errorf("site at 0x%x: %d bytes of original instructions, too long for the hint test", site, len(orig))
+		}
+		a.b[jrcxz-1] = byte(d)
+		a.ripOp(padAddr+slotRCX, 0x48, 0x8b, 0x0d) // full: mov rcx, [slot]
 	}
 	a.ripOp(padAddr+slotRAX, 0x48, 0x89, 0x05) // mov [rax slot], rax
 	a.ripOp(padAddr+slotR11, 0x4c, 0x89, 0x1d) // mov [r11 slot], r11
@@ -349,20 +426,9 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	a.emit(0x9e)                                 // sahf
 	a.ripOp(padAddr+slotRAX, 0x48, 0x8b, 0x05)   // mov rax, [slot]
 	a.ripOp(padAddr+slotR11, 0x4c, 0x8b, 0x1d)   // mov r11, [slot]
-	for off := 0; off < len(orig); {
-		inst, err := x86asm.Decode(orig[off:], 64)
-		if err != nil {
-			return nil, fmt.Errorf("site 0x%x: %w", site+uint64(off), err)
-		}
-		code, err := relocate(orig[off:off+inst.Len], &inst, site+uint64(off), a.pc())
-		if err != nil {
-			return nil, err
-		}
-		a.emit(code...)
-		off += inst.Len
+	if err := emitOrig(); err != nil {
+		return nil, err
 	}
-	a.emit(0xe9) // jmp back
-	a.u32(rel32(a.pc()+4, site+uint64(len(orig))))
 	if len(a.b) > codeMax {
 		return nil, fmt.Errorf("pad for %d words is too large", len(words))
 	}

@@ -130,3 +130,55 @@ func TestBuildPad(t *testing.T) {
 		t.Fatalf("effective regs rax %x r11 %x rip %x flags %x", eff[ptrace.RAX], eff[ptrace.R11], eff[ptrace.RIP], eff[ptrace.EFLAGS])
 	}
 }
+
+// The hint test: rcx = reg - value by lea, jrcxz to the full comparison,
+// else the original instruction and the jump back.
+func TestBuildPadHint(t *testing.T) {
+	const site, pad = 0x401000, 0x500000
+	var regs trace.Regs
+	for i := range regs {
+		regs[i] = uint64(i)*0x1111 + 0x123456789
+	}
+	for _, reg := range []int{ptrace.RDX, ptrace.RSP, ptrace.RBP, ptrace.R12, ptrace.R13, ptrace.RCX} {
+		p, err := BuildIdentity(pad, site, lockAdd, &Identity{Regs: &regs, Hint: reg + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var insts []x86asm.Inst
+		var pcs []uint64
+		for off := 0; len(insts) < 9 && off < len(p.Code); {
+			inst, err := x86asm.Decode(p.Code[off:], 64)
+			if err != nil {
+				t.Fatalf("reg %d: pad offset %d: %v", reg, off, err)
+			}
+			insts = append(insts, inst)
+			pcs = append(pcs, pad+uint64(off))
+			off += inst.Len
+		}
+		var lea, jrcxz, back = -1, -1, -1
+		for k, in := range insts {
+			switch in.Op {
+			case x86asm.LEA:
+				lea = k
+			case x86asm.JRCXZ:
+				jrcxz = k
+			case x86asm.JMP:
+				if back < 0 {
+					back = k
+				}
+			}
+		}
+		if lea < 0 || jrcxz != lea+1+map[bool]int{true: 1}[reg == ptrace.RCX] || back < 0 {
+			t.Fatalf("reg %d: pad starts %v", reg, insts)
+		}
+		m := insts[lea].Args[1].(x86asm.Mem)
+		want := map[int]x86asm.Reg{ptrace.RDX: x86asm.RDX, ptrace.RSP: x86asm.RSP, ptrace.RBP: x86asm.RBP, ptrace.R12: x86asm.R12, ptrace.R13: x86asm.R13, ptrace.RCX: x86asm.RCX}[reg]
+		if insts[lea].Args[0] != x86asm.RCX || !(m.Base == want && m.Index == x86asm.RCX || m.Base == x86asm.RCX && m.Index == x86asm.RAX && reg == ptrace.RCX) || m.Scale != 1 {
+			t.Fatalf("reg %d: %v", reg, insts[lea])
+		}
+		full := pcs[jrcxz] + uint64(insts[jrcxz].Len) + uint64(int64(insts[jrcxz].Args[0].(x86asm.Rel)))
+		if full != pcs[back]+uint64(insts[back].Len) {
+			t.Fatalf("reg %d: jrcxz to %x, the fast path ends at %x", reg, full, pcs[back]+uint64(insts[back].Len))
+		}
+	}
+}

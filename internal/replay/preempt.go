@@ -157,7 +157,7 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 		var de *DivergenceError
 		if timedOut.Load() {
 			ps.lastDiffs = append(ps.lastDiffs, pageDiffs...)
-			err = rp.diverge(ev, fmt.Sprintf("thread did not reach its preemption point at 0x%x within %v", ps.site, pointDeadline), ps.lastDiffs...)
+			err = rp.diverge(ev, fmt.Sprintf("thread did not reach its preemption point at 0x%x within %v (%d arrivals there were not it)", ps.site, pointDeadline, ps.arrivals), ps.lastDiffs...)
 		} else if errors.As(err, &de) {
 			de.What = fmt.Sprintf("thread did not reach its preemption point at 0x%x (%d arrivals there were not it): %s", ps.site, ps.arrivals, de.What)
 			de.Diffs = append(de.Diffs, ps.lastDiffs...)
@@ -509,7 +509,7 @@ func (rp *replayer) checksumWithOrig(ps *pointSearch, lo, hi uint64) uint64 {
 // registers, the identity words, the FPU and vector registers (traces
 // with the whole XSAVE area) and the recorded pages.
 func pointIdentity(ev *trace.Event, words []asyncpoint.Word) *asyncpoint.Identity {
-	id := &asyncpoint.Identity{Regs: ev.Regs, Words: words}
+	id := &asyncpoint.Identity{Regs: ev.Regs, Words: words, Hint: asyncpoint.HintFromFlags(ev.Flags)}
 	if len(ev.XState) > asyncpoint.OldXStateLen && ev.Regs[ptrace.EFLAGS]&0x400 == 0 {
 		id.XState = ev.XState
 		id.AVX = asyncpoint.HasAVX(ev.XState)
