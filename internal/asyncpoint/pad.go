@@ -35,6 +35,7 @@ const (
 	fxRecOff  = dataOff + 0x300 // the recorded one
 	ymmOff    = dataOff + 0x500 // the thread's ymm upper halves
 	ymmRecOff = dataOff + 0x600 // the recorded ones
+	sumsOff   = dataOff + 0x700 // digested pages: (address, digest) pairs, 0-terminated
 	pagesOff  = 2 * 4096        // recorded page copies
 )
 
@@ -111,6 +112,10 @@ type Identity struct {
 	// changes from one iteration of the loop to the next (0: none
 	// known). The pad tests it first, without touching the flags.
 	Hint int
+	// Sums are pages whose CRC-32C the pad computes and compares (low
+	// 16 bits), after everything else: pages that differed at an arrival
+	// where all the rest matched.
+	Sums []PageSum
 }
 
 // HintReg returns the trace.Regs index of the first general register,
@@ -408,6 +413,38 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	}
 	emitOps(early)
 	emitOps(late)
+	if len(id.Sums) > MaxSumPages {
+		return nil, fmt.Errorf("%d digested pages in a pad, at most %d", len(id.Sums), MaxSumPages)
+	}
+	if len(id.Sums) > 0 {
+		for k, ps := range id.Sums {
+			e := make([]byte, 16)
+			binary.LittleEndian.PutUint64(e, ps.Addr)
+			binary.LittleEndian.PutUint16(e[8:], ps.Sum)
+			put(sumsOff+16*k, e)
+		}
+		a.ripOp(padAddr+sumsOff, 0x48, 0x8d, 0x3d) // lea rdi, [rip+sums]
+		outer := len(a.b)
+		a.emit(0x48, 0x8b, 0x37) // mov rsi, [rdi]
+		a.emit(0x48, 0x85, 0xf6) // test rsi, rsi
+		a.emit(0x74, 0)          // jz done
+		jz := len(a.b)
+		a.emit(0xb8)
+		a.u32(0xffffffff) // mov eax, -1
+		a.emit(0xb9)
+		a.u32(512) // mov ecx, 512
+		inner := len(a.b)
+		a.emit(0xf2, 0x48, 0x0f, 0x38, 0xf1, 0x06) // crc32 rax, qword [rsi]
+		a.emit(0x48, 0x83, 0xc6, 0x08)             // add rsi, 8
+		a.emit(0xff, 0xc9)                         // dec ecx
+		a.emit(0x75, byte(inner-(len(a.b)+2)))     // jnz inner
+		a.emit(0xf7, 0xd0)                         // not eax
+		a.emit(0x66, 0x3b, 0x47, 0x08)             // cmp ax, [rdi+8]
+		jneMiss()
+		a.emit(0x48, 0x83, 0xc7, 0x10)         // add rdi, 16
+		a.emit(0xeb, byte(outer-(len(a.b)+2))) // jmp outer
+		a.b[jz-1] = byte(len(a.b) - jz)
+	}
 	restore := func() {
 		a.ripOp(padAddr+slotRCX, 0x48, 0x8b, 0x0d) // mov rcx, [slot]
 		a.ripOp(padAddr+slotRSI, 0x48, 0x8b, 0x35) // mov rsi, [slot]
@@ -432,7 +469,7 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	if len(a.b) > codeMax {
 		return nil, fmt.Errorf("pad for %d words is too large", len(words))
 	}
-	if fpu || len(id.Pages) > 0 {
+	if fpu || len(id.Pages) > 0 || len(id.Sums) > 0 {
 		a.b = append(a.b, make([]byte, dataOff-len(a.b))...)
 		a.b = append(a.b, data...)
 	}
@@ -498,3 +535,7 @@ func (p *Pad) SlotsAddr() uint64 { return p.Addr + slotRAX }
 
 // SlotsLen is the number of bytes at SlotsAddr that Effective reads.
 const SlotsLen = slotFlags - slotRAX + 2
+
+// SaveLen is the number of bytes at SlotsAddr where the pad saves the
+// thread's registers (kept when a pad is rebuilt in place).
+const SaveLen = slotRDI + 8 - slotRAX

@@ -318,11 +318,17 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 	t0 := time.Now()
 	skip, full := r.inFlightOutputs(t)
 	if full {
-		sum, err := tracee.ChecksumSkip(t.tid, t.mem, 0, 0, skip, true)
+		var sums []asyncpoint.PageSum
+		sum, err := tracee.ChecksumPages(t.tid, t.mem, 0, 0, skip, true, func(pa uint64, c uint32) {
+			sums = append(sums, asyncpoint.PageSum{Addr: pa, Sum: uint16(c)})
+		})
 		if err != nil {
 			return fmt.Errorf("tid %d: checksum at a preemption point: %w", t.tid, err)
 		}
-		ev.Checksum, ev.Skip = sum, skip
+		// The digest of every page lets replay tell which pages differ
+		// at an arrival that is not the point (a loop whose registers and
+		// nearby memory repeat while it changes memory elsewhere).
+		ev.Checksum, ev.Skip, ev.PageSums = sum, skip, asyncpoint.EncodePageSums(sums)
 	} else {
 		ev.StackSum = tracee.StackSum(t.tid, t.mem, regs[ptrace.RSP])
 	}
