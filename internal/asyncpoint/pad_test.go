@@ -182,3 +182,43 @@ func TestBuildPadHint(t *testing.T) {
 		}
 	}
 }
+
+func TestPageSums(t *testing.T) {
+	in := []PageSum{{0x1000, 7}, {0x2000, 0xffff}, {0x7fff0000, 1}}
+	got, err := DecodePageSums(EncodePageSums(in))
+	if err != nil || len(got) != 3 || got[0x1000] != 7 || got[0x2000] != 0xffff || got[0x7fff0000] != 1 {
+		t.Fatalf("round trip: %v %v", got, err)
+	}
+	if _, err := DecodePageSums([]byte{0x80}); err == nil {
+		t.Fatal("truncated sums decoded")
+	}
+	// A pad digesting pages: its loop is the crc32 instruction, and its
+	// table lists the pages with their digests.
+	const site, pad = 0x401000, 0x500000
+	var regs trace.Regs
+	p, err := BuildIdentity(pad, site, lockAdd, &Identity{Regs: &regs, Sums: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for off := 0; off < int(p.Trap-pad); {
+		inst, err := x86asm.Decode(p.Code[off:], 64)
+		if err != nil {
+			t.Fatalf("pad offset %d: %v", off, err)
+		}
+		found = found || inst.Op == x86asm.CRC32
+		off += inst.Len
+	}
+	if !found {
+		t.Fatal("no crc32 in the pad")
+	}
+	for k, s := range in {
+		e := p.Code[sumsOff+16*k:]
+		if binary.LittleEndian.Uint64(e) != s.Addr || binary.LittleEndian.Uint16(e[8:]) != s.Sum {
+			t.Fatalf("table entry %d: % x", k, e[:16])
+		}
+	}
+	if binary.LittleEndian.Uint64(p.Code[sumsOff+16*len(in):]) != 0 {
+		t.Fatal("table not terminated")
+	}
+}
