@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -39,6 +40,10 @@ func (r *recorder) onSignal(t *task, sig int) error {
 		// event: the stop shows only in wait results and SIGCHLDs, which
 		// are recorded.
 		t.pendingSig = 0
+		t.groupSig = sig
+		if stopped, err := r.ptraceGroupStop(t, sig); stopped || err != nil {
+			return err
+		}
 		t.state = stStopped
 		r.stopped++
 		if t.tid == r.initial && r.tty != nil {
@@ -114,6 +119,7 @@ func (r *recorder) continueStopped() {
 // emulateInstruction handles rdtsc, rdtscp and cpuid trapped by
 // PR_SET_TSC and cpuid faulting.
 func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool, error) {
+	defer r.since(phEmulate, time.Now())
 	code := make([]byte, 3)
 	at := regs[ptrace.RIP]
 	if sig == int(unix.SIGTRAP) {
@@ -150,10 +156,7 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 		after[ptrace.RAX], after[ptrace.RDX], after[ptrace.RCX] = uint64(a), uint64(d), uint64(c)
 		after[ptrace.RIP] += 3
 	case code[0] == 0x0f && code[1] == 0xa2: // cpuid
-		a, b, c, d := cpu.Masked(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]))
-		if r.opts.Portable {
-			a, b, c, d = cpu.Baseline(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]), a, b, c, d)
-		}
+		a, b, c, d := r.emulatedCpuid(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]))
 		after[ptrace.RAX], after[ptrace.RBX], after[ptrace.RCX], after[ptrace.RDX] = uint64(a), uint64(b), uint64(c), uint64(d)
 		after[ptrace.RIP] += 2
 	default:
@@ -166,6 +169,24 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 	t.pendingSig = 0
 	t.lastRegs = after
 	return true, r.emit(&trace.Event{Kind: trace.KindInstruction, Tid: int32(t.tid), Signo: int32(sig), Regs: &before, Regs2: &after})
+}
+
+// emulatedCpuid is the cpuid result the tracee gets: the CPU's, masked
+// (and limited to the baseline with --portable). Bound to one CPU, the
+// recorder asks the CPU once per leaf and subleaf (a cpuid in a VM is a
+// costly exit, and ld.so runs dozens in every process).
+func (r *recorder) emulatedCpuid(leaf, sub uint32) (a, b, c, d uint32) {
+	if v, ok := r.cpuid[[2]uint32{leaf, sub}]; ok {
+		return v[0], v[1], v[2], v[3]
+	}
+	a, b, c, d = cpu.Masked(leaf, sub)
+	if r.opts.Portable {
+		a, b, c, d = cpu.Baseline(leaf, sub, a, b, c, d)
+	}
+	if r.opts.BindCPU >= 0 {
+		r.cpuid[[2]uint32{leaf, sub}] = [4]uint32{a, b, c, d}
+	}
+	return a, b, c, d
 }
 
 // disposition reads whether sig is caught or ignored by tid.
@@ -187,6 +208,9 @@ func (r *recorder) deliver(t *task, sig int, si *ptrace.SigInfo, regs *trace.Reg
 	case caught:
 		if err := r.enterHandler(t, sig, ev); err != nil {
 			return err
+		}
+		if ev.Flags&SigHandled == 0 && ev.Flags&SigFatal == 0 && (t.dying || r.tasks[t.tid] != t) {
+			return nil // killed on the way into the handler: never delivered
 		}
 	case act == linux.Stop && !ignored:
 		// Delivered for real: the kernel stops the whole process (and
@@ -239,13 +263,18 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 	if err := ptrace.Resume(t.tid, ptrace.Step, sig); err != nil {
 		return r.lost(t, err)
 	}
-	st, _, err := ptrace.Wait(t.tid, false)
+	st, _, err := r.waitFor(t.tid)
 	if err != nil {
 		return err
 	}
 	if st.Kind == ptrace.StopExited {
 		t.pendingSig = 0
 		return r.onExited(t, st)
+	}
+	if st.Kind == stopVanished || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+		// Killed (from outside) on the way into the handler.
+		t.pendingSig = 0
+		return r.handle(st)
 	}
 	if st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGSEGV) {
 		// The kernel could not build the handler's frame (the stack
