@@ -241,7 +241,7 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		// full comparison; otherwise straight back to the loop.
 		i := id.Hint - 1
 		a.ripOp(padAddr+slotRCX, 0x48, 0x89, 0x0d) // mov [slot], rcx
-		if m := machineReg[i]; i != ptrace.RCX {
+		if m := machineReg[i]; i != machine.RCX {
 			a.emit(0x48, 0xb9) // mov rcx, imm64
 			a.u64(-regs[i])
 			a.emit(0x48|m>>3, 0x8d, 0x4c, 0x08|m&7, 0x00) // lea rcx, [reg + rcx*1 + 0]

@@ -139,7 +139,7 @@ func TestBuildPadHint(t *testing.T) {
 	for i := range regs {
 		regs[i] = uint64(i)*0x1111 + 0x123456789
 	}
-	for _, reg := range []int{ptrace.RDX, ptrace.RSP, ptrace.RBP, ptrace.R12, ptrace.R13, ptrace.RCX} {
+	for _, reg := range []int{machine.RDX, machine.RSP, machine.RBP, machine.R12, machine.R13, machine.RCX} {
 		p, err := BuildIdentity(pad, site, lockAdd, &Identity{Regs: &regs, Hint: reg + 1})
 		if err != nil {
 			t.Fatal(err)
@@ -168,12 +168,12 @@ func TestBuildPadHint(t *testing.T) {
 				}
 			}
 		}
-		if lea < 0 || jrcxz != lea+1+map[bool]int{true: 1}[reg == ptrace.RCX] || back < 0 {
+		if lea < 0 || jrcxz != lea+1+map[bool]int{true: 1}[reg == machine.RCX] || back < 0 {
 			t.Fatalf("reg %d: pad starts %v", reg, insts)
 		}
 		m := insts[lea].Args[1].(x86asm.Mem)
-		want := map[int]x86asm.Reg{ptrace.RDX: x86asm.RDX, ptrace.RSP: x86asm.RSP, ptrace.RBP: x86asm.RBP, ptrace.R12: x86asm.R12, ptrace.R13: x86asm.R13, ptrace.RCX: x86asm.RCX}[reg]
-		if insts[lea].Args[0] != x86asm.RCX || !(m.Base == want && m.Index == x86asm.RCX || m.Base == x86asm.RCX && m.Index == x86asm.RAX && reg == ptrace.RCX) || m.Scale != 1 {
+		want := map[int]x86asm.Reg{machine.RDX: x86asm.RDX, machine.RSP: x86asm.RSP, machine.RBP: x86asm.RBP, machine.R12: x86asm.R12, machine.R13: x86asm.R13, machine.RCX: x86asm.RCX}[reg]
+		if insts[lea].Args[0] != x86asm.RCX || !(m.Base == want && m.Index == x86asm.RCX || m.Base == x86asm.RCX && m.Index == x86asm.RAX && reg == machine.RCX) || m.Scale != 1 {
 			t.Fatalf("reg %d: %v", reg, insts[lea])
 		}
 		full := pcs[jrcxz] + uint64(insts[jrcxz].Len) + uint64(int64(insts[jrcxz].Args[0].(x86asm.Rel)))
