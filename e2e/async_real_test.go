@@ -86,20 +86,24 @@ func TestAsyncRealOpensslSpeed(t *testing.T) {
 	recordReplayReal(t, 4*time.Minute, ossl, "speed", "-seconds", "1", "sha256")
 }
 
-// TestAsyncRealPythonTests: a run of a few stdlib test modules, among
-// them test_threading, in two worker processes.
+// TestAsyncRealPythonTests: a run of stdlib test modules, among them
+// test_threading, in two worker processes. By default test_random and
+// test_threading (about a minute to record here, one round); with
+// GORR_E2E_LONG=1 also test_json (several minutes).
 func TestAsyncRealPythonTests(t *testing.T) {
 	py := need(t, "python3")
 	if err := exec.Command(py, "-c", "import test.support, test.test_threading").Run(); err != nil {
 		t.Skip("python3's test package is not installed; skipping")
 	}
-	if os.Getenv("GORR_E2E_LONG") == "" {
-		// About 10 minutes to record here; its replay still diverges
-		// late (a preemption point's memory checksum differs, issue 9),
-		// so it is run by hand until that is fixed.
-		t.Skip("minutes long and known to diverge late in replay (issue 9); set GORR_E2E_LONG=1")
+	mods := []string{"test_random", "test_threading"}
+	limit := 10 * time.Minute
+	if os.Getenv("GORR_E2E_LONG") != "" {
+		mods = []string{"test_json", "test_random", "test_threading"}
+		limit = 20 * time.Minute
+	} else if os.Getenv("GORR_E2E_REAL_ROUNDS") == "" {
+		t.Setenv("GORR_E2E_REAL_ROUNDS", "1")
 	}
-	recordReplayReal(t, 15*time.Minute, py, "-m", "test", "test_json", "test_random", "test_threading", "-j2")
+	recordReplayReal(t, limit, append(append([]string{py, "-m", "test"}, mods...), "-j2")...)
 }
 
 // TestAsyncRealGoTicker: a Go program with GOMAXPROCS=2 hashing in

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/asyncpoint"
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -216,7 +217,10 @@ func cmdDump(args []string) int {
 			if ev.Regs != nil {
 				m["rip"] = fmt.Sprintf("0x%x", ev.Regs[ptrace.RIP])
 			}
-			m["site_len"] = ev.Flags
+			m["site_len"] = ev.Flags & 0xff
+			if h := asyncpoint.HintFromFlags(ev.Flags); h > 0 {
+				m["hint_reg"] = h - 1
+			}
 			m["words"] = len(ev.Mem)
 			m["checksum"] = ev.Checksum != 0
 		}

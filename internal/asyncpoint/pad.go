@@ -35,6 +35,7 @@ const (
 	fxRecOff  = dataOff + 0x300 // the recorded one
 	ymmOff    = dataOff + 0x500 // the thread's ymm upper halves
 	ymmRecOff = dataOff + 0x600 // the recorded ones
+	sumsOff   = dataOff + 0x700 // digested pages: (address, digest) pairs, 0-terminated
 	pagesOff  = 2 * 4096        // recorded page copies
 )
 
@@ -107,6 +108,39 @@ type Identity struct {
 	XState []byte
 	AVX    bool // compare the ymm upper halves (the CPU has AVX)
 	Pages  []Page
+	// Hint is 1 + the trace.Regs index of a general register that
+	// changes from one iteration of the loop to the next (0: none
+	// known). The pad tests it first, without touching the flags.
+	Hint int
+	// Sums are pages whose CRC-32C the pad computes and compares (low
+	// 16 bits), after everything else: pages that differed at an arrival
+	// where all the rest matched.
+	Sums []PageSum
+}
+
+// HintReg returns the trace.Regs index of the first general register,
+// in the pad's order, whose values at two arrivals at a site (prev, then
+// cur) differ, or -1 when they are all equal.
+func HintReg(prev, cur *trace.Regs) int {
+	for _, i := range regOrder {
+		if prev[i] != cur[i] {
+			return i
+		}
+	}
+	return -1
+}
+
+// HintFromFlags returns the Identity.Hint a point's event Flags carry
+// (bits 8-15; the site length is the low byte).
+func HintFromFlags(flags uint64) int {
+	h := int(flags >> 8 & 0xff)
+	if h == 0 || h-1 >= len(trace.Regs{}) {
+		return 0
+	}
+	if _, ok := machineReg[h-1]; !ok {
+		return 0
+	}
+	return h
 }
 
 // Word is a memory word of a point's identity: the 8 bytes at Addr.
@@ -182,6 +216,54 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		a.emit(0x0f, 0x85)
 		jnes = append(jnes, len(a.b))
 		a.u32(0)
+	}
+	// The site's original instructions, relocated, and the jump back.
+	emitOrig := func() error {
+		for off := 0; off < len(orig); {
+			inst, err := x86asm.Decode(orig[off:], 64)
+			if err != nil {
+				return fmt.Errorf("site 0x%x: %w", site+uint64(off), err)
+			}
+			code, err := relocate(orig[off:off+inst.Len], &inst, site+uint64(off), a.pc())
+			if err != nil {
+				return err
+			}
+			a.emit(code...)
+			off += inst.Len
+		}
+		a.emit(0xe9) // jmp back
+		a.u32(rel32(a.pc()+4, site+uint64(len(orig))))
+		return nil
+	}
+	if id.Hint > 0 {
+		// The register that changes from one iteration to the next:
+		// rcx = reg - value with lea (flags untouched), and jrcxz to the
+		// full comparison; otherwise straight back to the loop.
+		i := id.Hint - 1
+		a.ripOp(padAddr+slotRCX, 0x48, 0x89, 0x0d) // mov [slot], rcx
+		if m := machineReg[i]; i != machine.RCX {
+			a.emit(0x48, 0xb9) // mov rcx, imm64
+			a.u64(-regs[i])
+			a.emit(0x48|m>>3, 0x8d, 0x4c, 0x08|m&7, 0x00) // lea rcx, [reg + rcx*1 + 0]
+		} else {
+			a.ripOp(padAddr+slotRAX, 0x48, 0x89, 0x05) // mov [slot], rax
+			a.emit(0x48, 0xb8)                         // mov rax, imm64
+			a.u64(-regs[i])
+			a.emit(0x48, 0x8d, 0x0c, 0x01)             // lea rcx, [rcx + rax*1]
+			a.ripOp(padAddr+slotRAX, 0x48, 0x8b, 0x05) // mov rax, [slot]
+		}
+		a.emit(0xe3, 0) // jrcxz full (patched below)
+		jrcxz := len(a.b)
+		a.ripOp(padAddr+slotRCX, 0x48, 0x8b, 0x0d) // mov rcx, [slot]
+		if err := emitOrig(); err != nil {
+			return nil, err
+		}
+		d := len(a.b) - jrcxz
+		if d > 127 {
+			return nil, fmt.Errorf("site at 0x%x: %d bytes of original instructions, too long for the hint test", site, len(orig))
+		}
+		a.b[jrcxz-1] = byte(d)
+		a.ripOp(padAddr+slotRCX, 0x48, 0x8b, 0x0d) // full: mov rcx, [slot]
 	}
 	a.ripOp(padAddr+slotRAX, 0x48, 0x89, 0x05) // mov [rax slot], rax
 	a.ripOp(padAddr+slotR11, 0x4c, 0x89, 0x1d) // mov [r11 slot], r11
@@ -331,6 +413,38 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	}
 	emitOps(early)
 	emitOps(late)
+	if len(id.Sums) > MaxSumPages {
+		return nil, fmt.Errorf("%d digested pages in a pad, at most %d", len(id.Sums), MaxSumPages)
+	}
+	if len(id.Sums) > 0 {
+		for k, ps := range id.Sums {
+			e := make([]byte, 16)
+			binary.LittleEndian.PutUint64(e, ps.Addr)
+			binary.LittleEndian.PutUint16(e[8:], ps.Sum)
+			put(sumsOff+16*k, e)
+		}
+		a.ripOp(padAddr+sumsOff, 0x48, 0x8d, 0x3d) // lea rdi, [rip+sums]
+		outer := len(a.b)
+		a.emit(0x48, 0x8b, 0x37) // mov rsi, [rdi]
+		a.emit(0x48, 0x85, 0xf6) // test rsi, rsi
+		a.emit(0x74, 0)          // jz done
+		jz := len(a.b)
+		a.emit(0xb8)
+		a.u32(0xffffffff) // mov eax, -1
+		a.emit(0xb9)
+		a.u32(512) // mov ecx, 512
+		inner := len(a.b)
+		a.emit(0xf2, 0x48, 0x0f, 0x38, 0xf1, 0x06) // crc32 rax, qword [rsi]
+		a.emit(0x48, 0x83, 0xc6, 0x08)             // add rsi, 8
+		a.emit(0xff, 0xc9)                         // dec ecx
+		a.emit(0x75, byte(inner-(len(a.b)+2)))     // jnz inner
+		a.emit(0xf7, 0xd0)                         // not eax
+		a.emit(0x66, 0x3b, 0x47, 0x08)             // cmp ax, [rdi+8]
+		jneMiss()
+		a.emit(0x48, 0x83, 0xc7, 0x10)         // add rdi, 16
+		a.emit(0xeb, byte(outer-(len(a.b)+2))) // jmp outer
+		a.b[jz-1] = byte(len(a.b) - jz)
+	}
 	restore := func() {
 		a.ripOp(padAddr+slotRCX, 0x48, 0x8b, 0x0d) // mov rcx, [slot]
 		a.ripOp(padAddr+slotRSI, 0x48, 0x8b, 0x35) // mov rsi, [slot]
@@ -349,24 +463,13 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	a.emit(0x9e)                                 // sahf
 	a.ripOp(padAddr+slotRAX, 0x48, 0x8b, 0x05)   // mov rax, [slot]
 	a.ripOp(padAddr+slotR11, 0x4c, 0x8b, 0x1d)   // mov r11, [slot]
-	for off := 0; off < len(orig); {
-		inst, err := x86asm.Decode(orig[off:], 64)
-		if err != nil {
-			return nil, fmt.Errorf("site 0x%x: %w", site+uint64(off), err)
-		}
-		code, err := relocate(orig[off:off+inst.Len], &inst, site+uint64(off), a.pc())
-		if err != nil {
-			return nil, err
-		}
-		a.emit(code...)
-		off += inst.Len
+	if err := emitOrig(); err != nil {
+		return nil, err
 	}
-	a.emit(0xe9) // jmp back
-	a.u32(rel32(a.pc()+4, site+uint64(len(orig))))
 	if len(a.b) > codeMax {
 		return nil, fmt.Errorf("pad for %d words is too large", len(words))
 	}
-	if fpu || len(id.Pages) > 0 {
+	if fpu || len(id.Pages) > 0 || len(id.Sums) > 0 {
 		a.b = append(a.b, make([]byte, dataOff-len(a.b))...)
 		a.b = append(a.b, data...)
 	}
@@ -432,3 +535,7 @@ func (p *Pad) SlotsAddr() uint64 { return p.Addr + slotRAX }
 
 // SlotsLen is the number of bytes at SlotsAddr that Effective reads.
 const SlotsLen = slotFlags - slotRAX + 2
+
+// SaveLen is the number of bytes at SlotsAddr where the pad saves the
+// thread's registers (kept when a pad is rebuilt in place).
+const SaveLen = slotRDI + 8 - slotRAX

@@ -130,3 +130,95 @@ func TestBuildPad(t *testing.T) {
 		t.Fatalf("effective regs rax %x r11 %x rip %x flags %x", eff[machine.RAX], eff[machine.R11], eff[machine.RIP], eff[machine.EFLAGS])
 	}
 }
+
+// The hint test: rcx = reg - value by lea, jrcxz to the full comparison,
+// else the original instruction and the jump back.
+func TestBuildPadHint(t *testing.T) {
+	const site, pad = 0x401000, 0x500000
+	var regs trace.Regs
+	for i := range regs {
+		regs[i] = uint64(i)*0x1111 + 0x123456789
+	}
+	for _, reg := range []int{machine.RDX, machine.RSP, machine.RBP, machine.R12, machine.R13, machine.RCX} {
+		p, err := BuildIdentity(pad, site, lockAdd, &Identity{Regs: &regs, Hint: reg + 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var insts []x86asm.Inst
+		var pcs []uint64
+		for off := 0; len(insts) < 9 && off < len(p.Code); {
+			inst, err := x86asm.Decode(p.Code[off:], 64)
+			if err != nil {
+				t.Fatalf("reg %d: pad offset %d: %v", reg, off, err)
+			}
+			insts = append(insts, inst)
+			pcs = append(pcs, pad+uint64(off))
+			off += inst.Len
+		}
+		var lea, jrcxz, back = -1, -1, -1
+		for k, in := range insts {
+			switch in.Op {
+			case x86asm.LEA:
+				lea = k
+			case x86asm.JRCXZ:
+				jrcxz = k
+			case x86asm.JMP:
+				if back < 0 {
+					back = k
+				}
+			}
+		}
+		if lea < 0 || jrcxz != lea+1+map[bool]int{true: 1}[reg == machine.RCX] || back < 0 {
+			t.Fatalf("reg %d: pad starts %v", reg, insts)
+		}
+		m := insts[lea].Args[1].(x86asm.Mem)
+		want := map[int]x86asm.Reg{machine.RDX: x86asm.RDX, machine.RSP: x86asm.RSP, machine.RBP: x86asm.RBP, machine.R12: x86asm.R12, machine.R13: x86asm.R13, machine.RCX: x86asm.RCX}[reg]
+		if insts[lea].Args[0] != x86asm.RCX || !(m.Base == want && m.Index == x86asm.RCX || m.Base == x86asm.RCX && m.Index == x86asm.RAX && reg == machine.RCX) || m.Scale != 1 {
+			t.Fatalf("reg %d: %v", reg, insts[lea])
+		}
+		full := pcs[jrcxz] + uint64(insts[jrcxz].Len) + uint64(int64(insts[jrcxz].Args[0].(x86asm.Rel)))
+		if full != pcs[back]+uint64(insts[back].Len) {
+			t.Fatalf("reg %d: jrcxz to %x, the fast path ends at %x", reg, full, pcs[back]+uint64(insts[back].Len))
+		}
+	}
+}
+
+func TestPageSums(t *testing.T) {
+	in := []PageSum{{0x1000, 7}, {0x2000, 0xffff}, {0x7fff0000, 1}}
+	got, err := DecodePageSums(EncodePageSums(in))
+	if err != nil || len(got) != 3 || got[0x1000] != 7 || got[0x2000] != 0xffff || got[0x7fff0000] != 1 {
+		t.Fatalf("round trip: %v %v", got, err)
+	}
+	if _, err := DecodePageSums([]byte{0x80}); err == nil {
+		t.Fatal("truncated sums decoded")
+	}
+	// A pad digesting pages: its loop is the crc32 instruction, and its
+	// table lists the pages with their digests.
+	const site, pad = 0x401000, 0x500000
+	var regs trace.Regs
+	p, err := BuildIdentity(pad, site, lockAdd, &Identity{Regs: &regs, Sums: in})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for off := 0; off < int(p.Trap-pad); {
+		inst, err := x86asm.Decode(p.Code[off:], 64)
+		if err != nil {
+			t.Fatalf("pad offset %d: %v", off, err)
+		}
+		found = found || inst.Op == x86asm.CRC32
+		off += inst.Len
+	}
+	if !found {
+		t.Fatal("no crc32 in the pad")
+	}
+	for k, s := range in {
+		e := p.Code[sumsOff+16*k:]
+		if binary.LittleEndian.Uint64(e) != s.Addr || binary.LittleEndian.Uint16(e[8:]) != s.Sum {
+			t.Fatalf("table entry %d: % x", k, e[:16])
+		}
+	}
+	if binary.LittleEndian.Uint64(p.Code[sumsOff+16*len(in):]) != 0 {
+		t.Fatal("table not terminated")
+	}
+}

@@ -71,6 +71,10 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 	var site uint64
 	siteLen := 0
 	code := make([]byte, 16)
+	// The registers at the latest arrival at each address: at the point,
+	// those of the previous arrival at the site tell which register
+	// changes from one iteration to the next (the pad's first test).
+	prev := map[uint64]trace.Regs{}
 	for step := 0; ; step++ {
 		regs, err := ptrace.GetRegs(t.tid)
 		if err != nil {
@@ -92,7 +96,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 				// checks every arrival.
 				siteLen = 0
 			}
-			return pointTaken, r.emitPoint(t, &regs, siteLen, words, step, start)
+			return pointTaken, r.emitPoint(t, &regs, siteLen, hintFlag(prev, &regs), words, step, start)
 		}
 		n := t.mem.ReadPartial(pc, code)
 		in, ok := asyncpoint.Decode(code[:n], pc, &regs)
@@ -108,13 +112,14 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			if s, l, ok := asyncpoint.ChooseSite(run[first:], asyncpoint.Targets(run), r.branchTargets(t), t.lastRegs[ptrace.RIP]); ok {
 				site, siteLen = s, l
 				if pc == site {
-					return pointTaken, r.emitPoint(t, &regs, siteLen, words, step, start)
+					return pointTaken, r.emitPoint(t, &regs, siteLen, hintFlag(prev, &regs), words, step, start)
 				}
 			}
 		}
 		if _, ok := seen[pc]; !ok {
 			seen[pc] = len(run)
 		}
+		prev[pc] = regs
 		run = append(run, in)
 		if in.RepString {
 			// Finish it at native speed (stepping stops after every
@@ -140,6 +145,24 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			}
 		}
 	}
+}
+
+// hintFlag returns the pad hint for a point with registers regs (the
+// site's length goes in the low byte of the event's Flags): a general
+// register whose value at the previous arrival at the site differed
+// from the point's, as 1 + its trace.Regs index in bits 8-15 (0: none
+// known). Replay's pad tests it first, with two instructions that leave
+// the flags alone, so that most iterations of the loop pass the site at
+// nearly native speed.
+func hintFlag(prev map[uint64]trace.Regs, regs *trace.Regs) int {
+	p, ok := prev[regs[ptrace.RIP]]
+	if !ok {
+		return 0
+	}
+	if i := asyncpoint.HintReg(&p, regs); i >= 0 {
+		return (i + 1) << 8
+	}
+	return 0
 }
 
 // singleStep executes one instruction of t. Asynchronous signals that
@@ -272,8 +295,8 @@ func (r *recorder) branchTargets(t *task) func(pc uint64) bool {
 
 // emitPoint records t's point: registers, up to maxWords of the memory
 // words touched most recently, SSE state and a memory checksum.
-func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[uint64]int, step int, start time.Time) error {
-	ev := &trace.Event{Kind: trace.KindSched, Tid: int32(t.tid), Regs: regs, Flags: uint64(siteLen), Result: int64(t.sc)}
+func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words map[uint64]int, step int, start time.Time) error {
+	ev := &trace.Event{Kind: trace.KindSched, Tid: int32(t.tid), Regs: regs, Flags: uint64(siteLen | hint), Result: int64(t.sc)}
 	for len(words) > 0 && len(ev.Mem) < maxWords {
 		best, bestStep := uint64(0), -1
 		for w, s := range words {
@@ -295,11 +318,17 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen int, words map[u
 	t0 := time.Now()
 	skip, full := r.inFlightOutputs(t)
 	if full {
-		sum, err := tracee.ChecksumSkip(t.tid, t.mem, 0, 0, skip, true)
+		var sums []asyncpoint.PageSum
+		sum, err := tracee.ChecksumPages(t.tid, t.mem, 0, 0, skip, true, func(pa uint64, c uint32) {
+			sums = append(sums, asyncpoint.PageSum{Addr: pa, Sum: uint16(c)})
+		})
 		if err != nil {
 			return fmt.Errorf("tid %d: checksum at a preemption point: %w", t.tid, err)
 		}
-		ev.Checksum, ev.Skip = sum, skip
+		// The digest of every page lets replay tell which pages differ
+		// at an arrival that is not the point (a loop whose registers and
+		// nearby memory repeat while it changes memory elsewhere).
+		ev.Checksum, ev.Skip, ev.PageSums = sum, skip, asyncpoint.EncodePageSums(sums)
 	} else {
 		ev.StackSum = tracee.StackSum(t.tid, t.mem, regs[ptrace.RSP])
 	}

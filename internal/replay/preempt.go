@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -40,7 +42,9 @@ type pointSearch struct {
 	page      uint64          // the pad's page (mapped until the search ends)
 	words     []asyncpoint.Word
 	found     bool
-	arrivals  int      // arrivals examined by the tracer
+	arrivals  int                  // arrivals examined by the tracer
+	sums      []asyncpoint.PageSum // pages the pad digests (refinePad)
+	refines   int
 	lastDiffs []string // why the last examined arrival was not the point
 }
 
@@ -157,7 +161,7 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 		var de *DivergenceError
 		if timedOut.Load() {
 			ps.lastDiffs = append(ps.lastDiffs, pageDiffs...)
-			err = rp.diverge(ev, fmt.Sprintf("thread did not reach its preemption point at 0x%x within %v", ps.site, pointDeadline), ps.lastDiffs...)
+			err = rp.diverge(ev, fmt.Sprintf("thread did not reach its preemption point at 0x%x within %v (%d arrivals there were not it)", ps.site, pointDeadline, ps.arrivals), ps.lastDiffs...)
 		} else if errors.As(err, &de) {
 			de.What = fmt.Sprintf("thread did not reach its preemption point at 0x%x (%d arrivals there were not it): %s", ps.site, ps.arrivals, de.What)
 			de.Diffs = append(de.Diffs, ps.lastDiffs...)
@@ -370,6 +374,11 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 			ps.found = true
 			return true, false, ptrace.SetRegs(t.real, &eff)
 		}
+		if strings.HasPrefix(ps.lastDiffs[0], checksumDiff) {
+			if err := rp.refinePad(ps); err != nil {
+				return false, false, err
+			}
+		}
 		regs[ptrace.RIP] = ps.pad.Miss
 		if err := ptrace.SetRegs(t.real, &regs); err != nil {
 			return false, false, err
@@ -481,7 +490,7 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 			sum = rp.checksumWithOrig(ps, lo, hi)
 		}
 		if sum != ev.Checksum {
-			return []string{fmt.Sprintf("memory checksum: recorded 0x%x, replay 0x%x", ev.Checksum, sum)}
+			return []string{fmt.Sprintf(checksumDiff+" recorded 0x%x, replay 0x%x", ev.Checksum, sum)}
 		}
 	}
 	return nil
@@ -502,7 +511,7 @@ func (rp *replayer) checksumWithOrig(ps *pointSearch, lo, hi uint64) uint64 {
 // registers, the identity words, the FPU and vector registers (traces
 // with the whole XSAVE area) and the recorded pages.
 func pointIdentity(ev *trace.Event, words []asyncpoint.Word) *asyncpoint.Identity {
-	id := &asyncpoint.Identity{Regs: ev.Regs, Words: words}
+	id := &asyncpoint.Identity{Regs: ev.Regs, Words: words, Hint: asyncpoint.HintFromFlags(ev.Flags)}
 	if len(ev.XState) > asyncpoint.OldXStateLen && ev.Regs[ptrace.EFLAGS]&0x400 == 0 {
 		id.XState = ev.XState
 		id.AVX = asyncpoint.HasAVX(ev.XState)
@@ -513,4 +522,97 @@ func pointIdentity(ev *trace.Event, words []asyncpoint.Word) *asyncpoint.Identit
 		}
 	}
 	return id
+}
+
+// checksumDiff begins the difference pointDiffs reports for a memory
+// checksum mismatch.
+const checksumDiff = "memory checksum:"
+
+// maxRefines bounds how often one search rebuilds its pad.
+const maxRefines = 16
+
+// refinePad runs after an arrival at the pad's trap where everything but
+// the memory checksum matched (a loop whose registers and nearby memory
+// repeat while it changes memory elsewhere): the pages that differ from
+// the recorded digests (event PageSums) join the pages the pad digests
+// natively, and the pad is rebuilt in place, so that later arrivals that
+// differ there too miss at native speed instead of trapping. Exactness
+// does not depend on it: the tracer still checks the whole identity at
+// every trap.
+func (rp *replayer) refinePad(ps *pointSearch) error {
+	ev, t := ps.ev, ps.t
+	if len(ev.PageSums) == 0 || ps.pad == nil || ps.refines >= maxRefines || len(ps.sums) >= asyncpoint.MaxSumPages {
+		return nil
+	}
+	ps.refines++
+	rec, err := asyncpoint.DecodePageSums(ev.PageSums)
+	if err != nil {
+		return nil
+	}
+	lo, hi := ps.page, ps.page+asyncpoint.PadSize
+	got := map[uint64]uint16{}
+	if _, err := tracee.ChecksumPages(t.real, t.mem, lo, hi, ev.Skip, true, func(pa uint64, c uint32) { got[pa] = uint16(c) }); err != nil {
+		return nil
+	}
+	maps, err := tracee.Maps(t.real)
+	if err != nil {
+		return nil
+	}
+	have := map[uint64]bool{}
+	for _, s := range ps.sums {
+		have[s.Addr] = true
+	}
+	siteLo, siteHi := ps.site&^4095, (ps.site+uint64(len(ps.padOrig))+4095)&^4095
+	usable := func(pa uint64) bool {
+		if have[pa] || pa >= lo && pa < hi || pa >= siteLo && pa < siteHi {
+			return false
+		}
+		for _, s := range ev.Skip {
+			if s.Addr < pa+4096 && s.Addr+s.Len > pa {
+				return false
+			}
+		}
+		for _, m := range maps {
+			if pa >= m.Start && pa < m.End {
+				return m.Prot&unix.PROT_READ != 0
+			}
+		}
+		return false
+	}
+	var add []asyncpoint.PageSum
+	for pa, want := range rec {
+		if g, ok := got[pa]; (!ok || g != want) && usable(pa) {
+			add = append(add, asyncpoint.PageSum{Addr: pa, Sum: want})
+		}
+	}
+	for pa := range got {
+		if _, ok := rec[pa]; !ok && usable(pa) {
+			add = append(add, asyncpoint.PageSum{Addr: pa, Sum: asyncpoint.ZeroPageSum})
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	sort.Slice(add, func(i, j int) bool { return add[i].Addr < add[j].Addr })
+	sums := append(append([]asyncpoint.PageSum(nil), ps.sums...), add[:min(len(add), asyncpoint.MaxSumPages-len(ps.sums))]...)
+	id := pointIdentity(ev, ps.words)
+	id.Sums = sums
+	pad, err := asyncpoint.BuildIdentity(ps.page, ps.site, ps.padOrig, id)
+	if err != nil {
+		rp.logf("event %d: pad not refined: %v", rp.n, err)
+		return nil
+	}
+	saved := make([]byte, asyncpoint.SaveLen)
+	if err := t.mem.ReadMem(ps.pad.SlotsAddr(), saved); err != nil {
+		return err
+	}
+	if err := t.mem.WriteMem(pad.Addr, pad.Code); err != nil {
+		return err
+	}
+	if err := t.mem.WriteMem(pad.SlotsAddr(), saved); err != nil {
+		return err
+	}
+	rp.logf("event %d: pad refined after %d arrivals: %d pages digested", rp.n, ps.arrivals, len(sums))
+	ps.pad, ps.sums = pad, sums
+	return nil
 }

@@ -43,8 +43,10 @@ const (
 	// (only up to xmm15 in older traces), Checksum a memory checksum
 	// leaving out Skip (0: not taken; StackSum then sums the thread's
 	// stack around rsp), Flags the
-	// length of the site at rip (0: none), Result the address of a
-	// syscall instruction. See docs/preemption.md.
+	// length of the site at rip in its low byte (0: none) and in bits
+	// 8-15 1 + the Regs index of the register the pad tests first (0:
+	// none), PageSums the digests of the checksummed pages, Result the
+	// address of a syscall instruction. See docs/preemption.md.
 	KindSched
 	// KindPtraceWrite: an emulated ptracer (another tracee) changed task
 	// Tid while it was in an emulated ptrace stop: Mem holds bytes it
@@ -110,6 +112,10 @@ type Event struct {
 	// flight (the kernel may write them at any moment; replay writes them
 	// at those threads' exit events).
 	Skip []Span
+	// PageSums, for a KindSched event with Checksum, lists the pages the
+	// checksum covers with a 16-bit digest of each (asyncpoint.PageSums
+	// encoding): replay finds which pages differ at a candidate arrival.
+	PageSums []byte
 	// Time is when the event was recorded, in nanoseconds since the
 	// recording started (0 in traces written before it existed).
 	Time uint64

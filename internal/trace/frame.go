@@ -37,6 +37,7 @@ const (
 	evStack   = 17 // varint: checksum of the thread's stack (KindSched)
 	evTime    = 18 // varint: nanoseconds since the recording started
 	evSkip    = 19 // len: uvarint pairs (addr, len): bytes Checksum leaves out (KindSched)
+	evSums    = 20 // len: page digests of Checksum (KindSched, asyncpoint.PageSums)
 )
 
 // MemWrite field numbers.
@@ -199,6 +200,11 @@ func (e *encoder) appendEvent(b []byte, ev *Event) []byte {
 		b = appendTag(b, evSkip, wireLen)
 		b = binary.AppendUvarint(b, uint64(len(sk)))
 		b = append(b, sk...)
+	}
+	if len(ev.PageSums) > 0 {
+		b = appendTag(b, evSums, wireLen)
+		b = binary.AppendUvarint(b, uint64(len(ev.PageSums)))
+		b = append(b, ev.PageSums...)
 	}
 	var empty uint64
 	if ev.Mem != nil && len(ev.Mem) == 0 {
@@ -495,6 +501,11 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 				ev.Skip = append(ev.Skip, Span{Addr: a, Len: l})
 				q = q[n+m:]
 			}
+		case evSums:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, err
+			}
+			ev.PageSums = append([]byte(nil), p...)
 		case evEmpty:
 			if err := wantWire(field, wire, wireVarint); err != nil {
 				return nil, err

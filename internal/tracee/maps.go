@@ -134,6 +134,13 @@ var zeroPage [4096]byte
 // instruction, several times faster: preemption points of traces that
 // say so in their header) instead of the multiply-xorshift word hash.
 func ChecksumSkip(pid int, mem *Mem, lo, hi uint64, skip []trace.Span, crc bool) (uint64, error) {
+	return ChecksumPages(pid, mem, lo, hi, skip, crc, nil)
+}
+
+// ChecksumPages is ChecksumSkip that also calls page, when not nil,
+// with the address and CRC-32C of each page the CRC-32C checksum covers
+// (non-zero pages, in address order).
+func ChecksumPages(pid int, mem *Mem, lo, hi uint64, skip []trace.Span, crc bool, page func(addr uint64, sum uint32)) (uint64, error) {
 	maps, err := Maps(pid)
 	if err != nil {
 		return 0, err
@@ -175,23 +182,27 @@ func ChecksumSkip(pid int, mem *Mem, lo, hi uint64, skip []trace.Span, crc bool)
 					if pa >= lo && pa < hi {
 						continue
 					}
-					page := buf[p*4096 : (p+1)*4096]
+					pg := buf[p*4096 : (p+1)*4096]
 					for _, s := range skip {
 						if s.Addr < pa+4096 && s.Addr+s.Len > pa {
 							from, to := max(s.Addr, pa)-pa, min(s.Addr+s.Len, pa+4096)-pa
-							clear(page[from:to])
+							clear(pg[from:to])
 						}
 					}
 					if crc {
-						if !bytes.Equal(page, zeroPage[:]) {
+						if !bytes.Equal(pg, zeroPage[:]) {
+							c := crc32.Checksum(pg, castagnoli)
 							h = (h ^ pa) * prime
-							h = (h ^ uint64(crc32.Checksum(page, castagnoli))) * prime
+							h = (h ^ uint64(c)) * prime
+							if page != nil {
+								page(pa, c)
+							}
 						}
 						continue
 					}
 					var nz, ph uint64 = 0, 0x9e3779b97f4a7c15
 					for o := 0; o < 4096; o += 8 {
-						w := binary.LittleEndian.Uint64(page[o:])
+						w := binary.LittleEndian.Uint64(pg[o:])
 						nz |= w
 						ph = (ph ^ w) * prime
 						ph ^= ph >> 29
