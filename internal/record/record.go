@@ -112,6 +112,9 @@ type task struct {
 	// interrupted is the call a signal interrupted with
 	// -ERESTART_RESTARTBLOCK, which restart_syscall resumes (syscall.go).
 	interrupted *interruptedCall
+	// robust holds the robust futex words the kernel marked as the task
+	// died (robust.go); its exit event carries them.
+	robust []trace.MemWrite
 }
 
 type recorder struct {
@@ -547,7 +550,7 @@ func (r *recorder) handle(st ptrace.Stop) error {
 }
 
 func (r *recorder) onExited(t *task, st ptrace.Stop) error {
-	if err := r.emit(&trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(st.Status)}); err != nil {
+	if err := r.emit(&trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(st.Status), Mem: t.robust}); err != nil {
 		return err
 	}
 	if t.tid == r.initial {
@@ -566,12 +569,27 @@ func (r *recorder) onEvent(t *task, event int) error {
 		if err := r.exitDuringWrite(t); err != nil {
 			return err
 		}
+		// Killed (or exiting) outside an exit call: the robust futex
+		// words change now, so the event goes here, not at the exit
+		// event, which may come much later.
+		words, settle := robustExit(t)
+		if len(words) > 0 {
+			if err := r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(t.tid), Mem: words}); err != nil {
+				return err
+			}
+		}
 		if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
 			return err
 		}
 		t.dying = true
 		t.state = stKernel
-		return r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0))
+		if err := r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0)); err != nil {
+			return err
+		}
+		if settle {
+			waitExited(t.tid)
+		}
+		return nil
 	default:
 		t.state = stKernel
 		r.fast = t

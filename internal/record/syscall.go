@@ -402,6 +402,7 @@ func (r *recorder) stdioFlag(t *task, fd int) uint64 {
 // leader stays a zombie until its threads exit, so we wait until it is
 // one. For exit_group the other threads are killed and reported later.
 func (r *recorder) exitNow(t *task, nr int) error {
+	settle := false
 	for {
 		st, _, err := ptrace.Wait(t.tid, false)
 		if err != nil {
@@ -411,6 +412,9 @@ func (r *recorder) exitNow(t *task, nr int) error {
 			return r.onExited(t, st)
 		}
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+			// The wait below lets the kernel finish with words that
+			// have waiters before anything else runs.
+			t.robust, settle = robustExit(t)
 			if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
 				return err
 			}
@@ -426,6 +430,9 @@ func (r *recorder) exitNow(t *task, nr int) error {
 		return r.lost(t, err)
 	}
 	if nr == unix.SYS_EXIT_GROUP {
+		if settle {
+			waitExited(t.tid)
+		}
 		return nil
 	}
 	for i := 0; ; i++ {

@@ -1,0 +1,100 @@
+package record
+
+import (
+	"encoding/binary"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// Robust futex words (futex(2), set_robust_list(2)).
+const (
+	futexWaiters   = 0x80000000
+	futexOwnerDied = 0x40000000
+	futexTidMask   = 0x3fffffff
+	robustLimit    = 2048 // the kernel's ROBUST_LIST_LIMIT
+)
+
+// robustExit does what the kernel does to the robust futexes of a dying
+// thread (futex_exit_release: each word on its robust list, and the one in
+// list_op_pending, that holds the thread's tid gets FUTEX_OWNER_DIED), at
+// its PTRACE_EVENT_EXIT stop, and returns the words it wrote. Replay
+// applies them at the same stop: there the kernel would not, because the
+// words hold the recorded tid, not replay's (as rr does).
+//
+// A word with FUTEX_WAITERS is left to the kernel, which also wakes a
+// waiter; the recorder then waits until the thread has finished exiting
+// (settle), so that the write is done before anything else runs.
+func robustExit(t *task) (writes []trace.MemWrite, settle bool) {
+	var head uint64
+	var size uintptr
+	_, _, e := unix.Syscall(unix.SYS_GET_ROBUST_LIST, uintptr(t.tid), uintptr(unsafe.Pointer(&head)), uintptr(unsafe.Pointer(&size)))
+	if e != 0 || head == 0 || size != 24 {
+		return nil, false
+	}
+	var h [24]byte
+	if t.mem.ReadMem(head, h[:]) != nil {
+		return nil, false
+	}
+	next := binary.LittleEndian.Uint64(h[0:])
+	offset := int64(binary.LittleEndian.Uint64(h[8:]))
+	pending := binary.LittleEndian.Uint64(h[16:]) &^ 1
+	nstid := -1
+	mark := func(entry uint64) {
+		if entry == 0 {
+			return
+		}
+		addr := uint64(int64(entry) + offset)
+		if addr%4 != 0 {
+			return
+		}
+		var b [4]byte
+		if t.mem.ReadMem(addr, b[:]) != nil {
+			return
+		}
+		v := binary.LittleEndian.Uint32(b[:])
+		owner := int(v & futexTidMask)
+		if owner == 0 {
+			return
+		}
+		if nstid < 0 {
+			nstid = tracee.NSTid(t.tid)
+		}
+		if owner != nstid {
+			return
+		}
+		nv := v&futexWaiters | futexOwnerDied
+		binary.LittleEndian.PutUint32(b[:], nv)
+		if v&futexWaiters != 0 {
+			settle = true
+		} else if t.mem.WriteMem(addr, b[:]) != nil {
+			return
+		}
+		writes = append(writes, trace.MemWrite{Addr: addr, Data: b[:]})
+	}
+	for entry, n := next&^1, 0; entry != head && entry != 0 && n < robustLimit; n++ {
+		var nb [8]byte
+		if t.mem.ReadMem(entry, nb[:]) != nil {
+			break
+		}
+		if entry != pending {
+			mark(entry)
+		}
+		entry = binary.LittleEndian.Uint64(nb[:]) &^ 1
+	}
+	mark(pending)
+	return writes, settle
+}
+
+// waitExited waits (up to a second) until tid has finished exiting, its
+// robust futexes handled by the kernel.
+func waitExited(tid int) {
+	deadline := time.Now().Add(time.Second)
+	for !tracee.IsZombie(tid) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Microsecond)
+	}
+}
