@@ -301,7 +301,9 @@ var syscallList = []Syscall{
 	{Nr: 244, Name: "mq_notify"},
 	{Nr: 245, Name: "mq_getsetattr", Out: outs(fixed(2, sizeMqAttr))},
 	{Nr: 246, Name: "kexec_load", Unsupported: reasonKexec},
-	{Nr: 247, Name: "waitid", Out: outs(fixed(2, sizeSiginfo), fixed(4, sizeRusage)), MayBlock: true},
+	// waitid fills in the siginfo's first fields (zeros) even when it
+	// fails (EBADF for a bad pidfd, ECHILD, EINVAL...).
+	{Nr: 247, Name: "waitid", Out: outs(onError(fixed(2, sizeSiginfo)), fixed(4, sizeRusage)), MayBlock: true},
 	{Nr: 248, Name: "add_key"},
 	{Nr: 249, Name: "request_key"},
 	{Nr: 250, Name: "keyctl", Custom: customKeyctl},
