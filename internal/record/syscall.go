@@ -373,6 +373,45 @@ func (r *recorder) refreshSharedMaps(t *task, ev *trace.Event, fd int) error {
 			ev.Mem = append(ev.Mem, trace.MemWrite{Addr: m.Start, Data: buf[:n]})
 		}
 	}
+	if len(ev.Mem) > 0 {
+		return nil
+	}
+	return r.refreshOtherMaps(t, st.Ino)
+}
+
+// refreshOtherMaps handles a write through a file descriptor to a shared
+// file this process does not map (any more) but another recorded process
+// does: that process's mapping gets the new content, as a KindPtraceWrite
+// event on one of its tasks (replay's copy of the file is shared by all
+// its mappings, so one process is enough).
+func (r *recorder) refreshOtherMaps(t *task, ino uint64) error {
+	self := tracee.Tgid(t.tid)
+	seen := map[int]bool{self: true}
+	for _, o := range r.tasks {
+		if o.dying || o.mem == nil {
+			continue
+		}
+		tgid := tracee.Tgid(o.tid)
+		if seen[tgid] {
+			continue
+		}
+		seen[tgid] = true
+		maps, err := tracee.Maps(o.tid)
+		if err != nil {
+			continue
+		}
+		var writes []trace.MemWrite
+		for _, m := range maps {
+			if m.Shared && m.Inode == ino && m.Size() <= 64<<20 {
+				buf := make([]byte, m.Size())
+				n := o.mem.ReadPartial(m.Start, buf)
+				writes = append(writes, trace.MemWrite{Addr: m.Start, Data: buf[:n]})
+			}
+		}
+		if len(writes) > 0 {
+			return r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(o.tid), Mem: writes})
+		}
+	}
 	return nil
 }
 
