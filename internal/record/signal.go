@@ -247,6 +247,26 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 		t.pendingSig = 0
 		return r.onExited(t, st)
 	}
+	if st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGSEGV) && sig != int(unix.SIGSEGV) {
+		if caught, _ := disposition(t.tid, int(unix.SIGSEGV)); caught {
+			// The kernel could not build the frame of sig's handler and
+			// forced a SIGSEGV, which has a handler that it can run (on
+			// an alternate stack, say; a blocked or ignored SIGSEGV
+			// would have been reset to the default action). The event
+			// enters that handler: replay writes its frame, as for any
+			// handled signal.
+			if err := ptrace.Resume(t.tid, ptrace.Step, int(unix.SIGSEGV)); err != nil {
+				return r.lost(t, err)
+			}
+			if st, _, err = ptrace.Wait(t.tid, false); err != nil {
+				return err
+			}
+			if st.Kind == ptrace.StopExited {
+				t.pendingSig = 0
+				return r.onExited(t, st)
+			}
+		}
+	}
 	if st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGSEGV) {
 		// The kernel could not build the handler's frame (the stack
 		// overflowed and no alternate stack was usable): it reset the
