@@ -115,6 +115,9 @@ type task struct {
 	// robust holds the robust futex words the kernel marked as the task
 	// died (robust.go); its exit event carries them.
 	robust []trace.MemWrite
+	// clearTid is the task's clear_child_tid address as the kernel has
+	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec).
+	clearTid uint64
 }
 
 type recorder struct {
@@ -573,6 +576,10 @@ func (r *recorder) onEvent(t *task, event int) error {
 		// words change now, so the event goes here, not at the exit
 		// event, which may come much later.
 		words, settle := robustExit(t)
+		if w, ok := r.clearTidAtDeath(t); ok {
+			words = append(words, w)
+			settle = true
+		}
 		if len(words) > 0 {
 			if err := r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(t.tid), Mem: words}); err != nil {
 				return err
@@ -662,6 +669,9 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 	}
 	flags, ctidPtr := r.cloneFlags(parent)
 	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv}
+	if flags&unix.CLONE_CHILD_CLEARTID != 0 {
+		child.clearTid = ctidPtr
+	}
 	r.add(child)
 	ev := &trace.Event{Kind: trace.KindNewTask, Tid: int32(parent.tid), NewTid: int32(ctid), Flags: flags, Sysno: int32(parent.sysno)}
 	if flags&unix.CLONE_CHILD_SETTID != 0 && ctidPtr != 0 {
@@ -715,6 +725,7 @@ func (r *recorder) onExecEvent(st ptrace.Stop) error {
 		return err
 	}
 	t.execed = true
+	t.clearTid = 0
 	t.exFormer = int(former)
 	t.state = stKernel
 	r.fast = t

@@ -98,3 +98,35 @@ func waitExited(tid int) {
 		time.Sleep(20 * time.Microsecond)
 	}
 }
+
+// clearTidAtDeath returns the write the kernel makes at t's
+// clear_child_tid address as t dies outside an exit call (killed): 0, if
+// another live task shares its address space (mm_release writes only
+// then; a task about to die with it does not count). Such a death comes at no system call of t, so the write must be
+// an event of its own where it happens: the kernel also wakes a futex
+// waiter there (pthread_join, or another process's thread sharing the
+// memory).
+func (r *recorder) clearTidAtDeath(t *task) (trace.MemWrite, bool) {
+	if t.clearTid == 0 {
+		return trace.MemWrite{}, false
+	}
+	tgid := tracee.Tgid(t.tid)
+	for _, o := range r.tasks {
+		// A thread dying outside an exit call dies with its whole
+		// process (a fatal signal, exit_group, an exec by a sibling):
+		// only another process sharing the memory (CLONE_VM) can see
+		// the write. One with SIGKILL pending dies too, and an exec'ing
+		// one leaves the memory.
+		if o == t || o.dying || tracee.Tgid(o.tid) == tgid || o.state == stKernel && (o.sysno == unix.SYS_EXECVE || o.sysno == unix.SYS_EXECVEAT) ||
+			tracee.PendingSignals(o.tid)&(1<<(unix.SIGKILL-1)) != 0 {
+			continue
+		}
+		ret, _, e := unix.Syscall6(unix.SYS_KCMP, uintptr(t.tid), uintptr(o.tid), kcmpVM, 0, 0, 0)
+		if e == 0 && ret == 0 {
+			return trace.MemWrite{Addr: t.clearTid, Data: make([]byte, 4)}, true
+		}
+	}
+	return trace.MemWrite{}, false
+}
+
+const kcmpVM = 1 // KCMP_VM

@@ -301,6 +301,8 @@ func (r *recorder) onExit(t *task) error {
 // files, clone's parent tid, writes to the recorder's stdio.
 func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64) error {
 	switch t.sysno {
+	case unix.SYS_SET_TID_ADDRESS:
+		t.clearTid = a[0]
 	case unix.SYS_MMAP:
 		if a[3]&unix.MAP_ANONYMOUS == 0 {
 			return r.recordFileMap(t, ev, uint64(ret), a)
