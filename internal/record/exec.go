@@ -176,6 +176,9 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	var st unix.Stat_t
 	isReg := unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4])), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 	switch {
+	case name == "anon_inode:[perf_event]":
+		// The kernel writes samples into the ring buffer as they come.
+		return &UnsupportedError{Tid: t.tid, Name: "mmap of a perf_event_open descriptor", Reason: "the kernel fills its ring buffer asynchronously, which replay cannot reproduce"}
 	case name == "/dev/zero":
 		tm.Flags |= unix.MAP_ANONYMOUS
 	case isReg && r.sharedElsewhere(t, m, st.Ino):
