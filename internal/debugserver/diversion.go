@@ -6,8 +6,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/debugapi"
 	"github.com/gorr-debugger/gorr/internal/gdbrsp"
-	"github.com/gorr-debugger/gorr/internal/replay"
 )
 
 // Diversions, as rr has them: the debugger's inferior calls (gdb's
@@ -26,8 +26,8 @@ type divState struct {
 	on      bool
 	refs    int
 	byWrite bool
-	dirty   bool             // something was written or run in the copy
-	stop    replay.DebugStop // the replay stop to return to
+	dirty   bool          // something was written or run in the copy
+	stop    debugapi.Stop // the replay stop to return to
 	gThread int32
 }
 
@@ -37,9 +37,9 @@ func (s *Server) siginfo(p gdbrsp.XferRead) []byte {
 	var si [128]byte
 	sig := uint32(unix.SIGTRAP)
 	switch s.stop.Kind {
-	case replay.StopSignal:
+	case debugapi.StopSignal:
 		sig = uint32(s.stop.Signal)
-	case replay.StopExiting:
+	case debugapi.StopExiting:
 		sig = uint32(unix.SIGKILL)
 	}
 	binary.LittleEndian.PutUint32(si[0:], sig)
@@ -196,9 +196,9 @@ func (s *Server) divResume(step bool, sig uint8) (reply []byte, handled bool) {
 		if s.Log != nil {
 			fmt.Fprintf(s.Log, "gorr: diversion: %v\n", err)
 		}
-		st = replay.DebugStop{Kind: replay.StopExited, Pid: s.stop.Pid}
+		st = debugapi.Stop{Kind: debugapi.StopExited, Pid: s.stop.Pid}
 	}
-	if st.Kind == replay.StopExited {
+	if st.Kind == debugapi.StopExited {
 		// The copy is gone: tell the debugger the process died, as rr
 		// does (there is no good way to say "the call killed it").
 		pid := s.div.stop.Pid

@@ -14,16 +14,16 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/debugapi"
 	"github.com/gorr-debugger/gorr/internal/gdbrsp"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
-	"github.com/gorr-debugger/gorr/internal/replay"
 )
 
 // Server serves one replay session to one debugger connection.
 type Server struct {
 	sess    Session
 	conn    *gdbrsp.Conn
-	stop    replay.DebugStop
+	stop    debugapi.Stop
 	gThread int32 // thread for register and memory requests (Hg)
 	auxv    []byte
 	exe     string
@@ -43,7 +43,7 @@ type Server struct {
 }
 
 // New prepares a server for a session stopped at first.
-func New(sess Session, first replay.DebugStop) *Server {
+func New(sess Session, first debugapi.Stop) *Server {
 	s := &Server{sess: sess, stop: first, gThread: first.Tid}
 	s.exe, _ = sess.ExecFile()
 	s.auxv = sess.Auxv()
@@ -51,7 +51,7 @@ func New(sess Session, first replay.DebugStop) *Server {
 }
 
 // SetStop replaces the stop reported to the debugger when it connects.
-func (s *Server) SetStop(st replay.DebugStop) {
+func (s *Server) SetStop(st debugapi.Stop) {
 	s.stop = st
 	if st.Tid != 0 {
 		s.gThread = st.Tid
@@ -342,7 +342,7 @@ func (s *Server) handle(data []byte) (reply []byte, done bool) {
 			}
 			return gdbrsp.Ok(), false
 		}
-		w := replay.Watch{Addr: p.Addr, Size: int(p.Kind), Kind: int(p.Type)}
+		w := debugapi.Watch{Addr: p.Addr, Size: int(p.Kind), Kind: int(p.Type)}
 		var err error
 		if p.Insert {
 			err = s.sess.SetWatchpoint(w)
@@ -517,7 +517,7 @@ func (s *Server) resume(step bool, tid int32) []byte {
 			// Where the restart went, with no signal (as rr reports it:
 			// gdb says "stopped", not "received signal SIGTRAP").
 			sig := uint8(0)
-			if s.stop.Kind == replay.StopExiting {
+			if s.stop.Kind == debugapi.StopExiting {
 				sig = uint8(unix.SIGKILL)
 			}
 			s.gThread = s.stop.Tid // gdb takes a stop's thread as the one Hg selected
@@ -527,7 +527,7 @@ func (s *Server) resume(step bool, tid int32) []byte {
 	if s.exited {
 		return gdbrsp.ExitedReply(uint8(s.stop.Status.ExitStatus()), int64(s.stop.Pid))
 	}
-	var st replay.DebugStop
+	var st debugapi.Stop
 	var err error
 	if step {
 		st, err = s.sess.Step(tid)
@@ -552,12 +552,12 @@ func (s *Server) stopReply() []byte {
 		s.gThread = st.Tid
 	}
 	switch st.Kind {
-	case replay.StopBreakpoint:
+	case debugapi.StopBreakpoint:
 		if s.hw[st.Addr] {
 			return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).HwBreak().Bytes()
 		}
 		return gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid)).SwBreak().Bytes()
-	case replay.StopWatch:
+	case debugapi.StopWatch:
 		r := gdbrsp.NewStopReply(uint8(unix.SIGTRAP), s.threadID(st.Tid))
 		switch st.Watch.Kind {
 		case 3:
@@ -568,11 +568,11 @@ func (s *Server) stopReply() []byte {
 			r.Watch(st.Watch.Addr)
 		}
 		return r.Bytes()
-	case replay.StopSignal:
+	case debugapi.StopSignal:
 		return gdbrsp.NewStopReply(uint8(st.Signal), s.threadID(st.Tid)).Bytes()
-	case replay.StopExiting:
+	case debugapi.StopExiting:
 		return gdbrsp.NewStopReply(uint8(unix.SIGKILL), s.threadID(st.Tid)).Bytes()
-	case replay.StopExited, replay.StopEnd:
+	case debugapi.StopExited, debugapi.StopEnd:
 		s.exited = true
 		if st.Status.Signaled() {
 			return gdbrsp.TerminatedReply(uint8(st.Status.Signal()), int64(st.Pid))
@@ -585,7 +585,7 @@ func (s *Server) stopReply() []byte {
 // reverse reports where a backwards request stopped; reaching the start
 // of the recording is replaylog:begin ("No more reverse-execution
 // history" in gdb).
-func (s *Server) reverse(st replay.DebugStop, err error) []byte {
+func (s *Server) reverse(st debugapi.Stop, err error) []byte {
 	if err != nil {
 		if s.Log != nil {
 			fmt.Fprintf(s.Log, "gorr: reverse execution: %v\n", err)
@@ -596,7 +596,7 @@ func (s *Server) reverse(st replay.DebugStop, err error) []byte {
 	if st.Tid != 0 {
 		s.gThread = st.Tid
 	}
-	if st.Kind == replay.StopStart {
+	if st.Kind == debugapi.StopStart {
 		return gdbrsp.NewStopReply(0, s.threadID(st.Tid)).ReplayLogBegin().Bytes() // signal 0, as rr (Delve relies on it)
 	}
 	return s.stopReply()
@@ -610,7 +610,7 @@ func (s *Server) vrun(p gdbrsp.VRun) []byte {
 	if len(p.Args) > 0 {
 		arg = strings.TrimSpace(p.Args[0])
 	}
-	var st replay.DebugStop
+	var st debugapi.Stop
 	var err error
 	switch {
 	case arg == "" || arg == "c0":

@@ -296,3 +296,5 @@ func TestDiversionPackets(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+var _ Session = (*replay.Session)(nil)

@@ -3,12 +3,13 @@ package debugserver
 import (
 	"time"
 
-	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/debugapi"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 // Session is what the server needs from a replay: *replay.Session
-// implements it; tests (and the fuzz target) use fakes.
+// implements it (checked in server_test.go); tests (and the fuzz target)
+// use fakes.
 type Session interface {
 	// Where the replay is.
 	Threads() []int32
@@ -23,25 +24,25 @@ type Session interface {
 	ProcMaps() ([]byte, error)
 
 	// Going forwards and backwards.
-	Continue() (replay.DebugStop, error)
-	Step(tid int32) (replay.DebugStop, error)
+	Continue() (debugapi.Stop, error)
+	Step(tid int32) (debugapi.Stop, error)
 	Interrupt()
-	ReverseContinue() (replay.DebugStop, error)
-	ReverseStep() (replay.DebugStop, error)
-	Restart() (replay.DebugStop, error)
-	Goto(event uint64) (replay.DebugStop, error)
+	ReverseContinue() (debugapi.Stop, error)
+	ReverseStep() (debugapi.Stop, error)
+	Restart() (debugapi.Stop, error)
+	Goto(event uint64) (debugapi.Stop, error)
 
 	// Breakpoints and watchpoints.
 	SetBreakpoint(addr uint64) error
 	ClearBreakpoint(addr uint64) error
-	SetWatchpoint(w replay.Watch) error
-	ClearWatchpoint(w replay.Watch) error
+	SetWatchpoint(w debugapi.Watch) error
+	ClearWatchpoint(w debugapi.Watch) error
 
 	// Checkpoints.
-	Checkpoint() (int, replay.Pos)
-	Checkpoints() map[int]replay.Pos
+	Checkpoint() (int, debugapi.Pos)
+	Checkpoints() map[int]debugapi.Pos
 	DeleteCheckpoint(n int) bool
-	RestartCheckpoint(n int) (replay.DebugStop, error)
+	RestartCheckpoint(n int) (debugapi.Stop, error)
 
 	// Diversions (diversion.go).
 	Diverted() (int32, bool)
@@ -50,9 +51,7 @@ type Session interface {
 	DiversionRestored() bool
 	WriteRegs(tid int32, regs trace.Regs, fx []byte) error
 	WriteMem(addr uint64, data []byte) error
-	DivResume(step bool, sig int) (replay.DebugStop, error)
+	DivResume(step bool, sig int) (debugapi.Stop, error)
 
 	Close()
 }
-
-var _ Session = (*replay.Session)(nil)

@@ -10,47 +10,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/diversion"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
-
-// StopKind says why a debugged replay stopped.
-type StopKind int
-
-const (
-	StopStart      StopKind = iota + 1 // at the debugged program's first instruction
-	StopBreakpoint                     // a software breakpoint was hit
-	StopStep                           // a single step completed
-	StopExiting                        // the debugged process is about to exit (reported as SIGKILL, as rr does)
-	StopExited                         // the debugged process exited
-	StopEnd                            // the end of the trace
-	StopWatch                          // a watchpoint triggered (Addr is the watched address)
-	StopSignal                         // a signal is about to be delivered (Signal)
-)
-
-// DebugStop describes where a debugged replay stopped.
-type DebugStop struct {
-	Kind   StopKind
-	Tid    int32 // recorded thread id of the stopped thread
-	Pid    int32 // recorded pid of the debugged process
-	Addr   uint64
-	Status unix.WaitStatus // StopExited
-	Event  uint64          // events completed so far
-	Watch  Watch           // StopWatch: which watchpoint
-	Signal int             // StopSignal
-	// A watch stop found at an event boundary: the event, and whether
-	// user code (rather than the kernel) may have made the change.
-	watchEvent uint64
-	watchUser  bool
-}
-
-// Watch is a hardware watchpoint: Kind 2 write, 3 read, 4 access (gdb's
-// Z2-Z4 numbering); Size 1, 2, 4 or 8 bytes at an aligned Addr.
-type Watch struct {
-	Addr uint64
-	Size int
-	Kind int
-}
 
 // errKilled unwinds the replay goroutine when the debugger kills it.
 var errKilled = errors.New("replay killed by the debugger")
@@ -99,7 +62,7 @@ type Session struct {
 	shown   uint64 // furthest event whose output was reproduced
 
 	// div is the live copy a diversion runs in (diversion.go).
-	div *diversion
+	div *diversion.Copy
 
 	w     *ptraceWorker // the thread that traces every process of the session
 	snaps *snapshots    // snapshot.go
@@ -389,7 +352,7 @@ func (s *Session) resume(c command) (DebugStop, error) {
 	s.stop = r.stop
 	s.shown = max(s.shown, r.stop.Event)
 	_ = s.do(func() { s.pos = s.cur.rp.dbg.pos })
-	if r.err == nil && r.stop.Kind == StopWatch && r.stop.watchUser {
+	if r.err == nil && r.stop.Kind == StopWatch && r.stop.WatchUser {
 		return s.findWatchWrite(r.stop, prev)
 	}
 	return r.stop, r.err
@@ -428,8 +391,8 @@ func (s *Session) Threads() []int32 {
 func (s *Session) Regs(tid int32) (regs trace.Regs, fx []byte, err error) {
 	err = errors.New("no such thread")
 	_ = s.do(func() {
-		if d := s.div; d != nil && d.tid == tid {
-			regs, fx, err = d.regs()
+		if d := s.div; d != nil && d.Tid() == tid {
+			regs, fx, err = d.Regs()
 			return
 		}
 		t := s.cur.rp.tasks[tid]
@@ -455,7 +418,7 @@ func (s *Session) ReadMem(addr uint64, n int) ([]byte, error) {
 	err := errors.New("no process")
 	_ = s.do(func() {
 		if s.div != nil {
-			buf, err = s.div.readMem(addr, n)
+			buf, err = s.div.ReadMem(addr, n)
 			return
 		}
 		t := s.cur.rp.debugTask()
@@ -486,7 +449,7 @@ func (s *Session) SetBreakpoint(addr uint64) error {
 		s.cur.rp.dbg.user[addr], s.cur.rp.dbg.ever[addr] = true, true
 		err = s.cur.rp.insertBreakpoint(addr)
 		if d := s.div; d != nil && err == nil {
-			err = d.setBreakpoint(addr) // mirrored into the diversion, as rr does
+			err = d.SetBreakpoint(addr) // mirrored into the diversion, as rr does
 		}
 	})
 	return err
@@ -500,7 +463,7 @@ func (s *Session) ClearBreakpoint(addr uint64) error {
 		delete(s.cur.rp.dbg.user, addr)
 		err = s.cur.rp.removeBreakpoint(addr)
 		if d := s.div; d != nil && err == nil {
-			err = d.clearBreakpoint(addr)
+			err = d.ClearBreakpoint(addr)
 		}
 	})
 	return err

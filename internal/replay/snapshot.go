@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/cpu"
+	"github.com/gorr-debugger/gorr/internal/diversion"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
@@ -643,11 +644,11 @@ func forkCopy(tid int, mem *tracee.Mem, regs *trace.Regs, bps map[uint64]byte, s
 	if err := mem.WriteMem(at, []byte{0x0f, 0x05}); err != nil {
 		return 0, err
 	}
-	child, err := forkAt(tid, at, regs)
+	child, err := diversion.ForkAt(tid, at, regs)
 	if werr := mem.WriteMem(at, orig[:]); err == nil {
 		err = werr
 	}
-	if rerr := restoreParent(tid, regs, false); err == nil {
+	if rerr := diversion.RestoreParent(tid, regs, false); err == nil {
 		err = rerr
 	}
 	if err == nil {
@@ -829,7 +830,7 @@ func rebuildThreads(lead *rtask, src *snapTask, threads []*snapTask, add func(*r
 		*t = th.t
 		t.real = int(res)
 		add(t)
-		if err := waitInitialStop(t.real); err != nil {
+		if err := diversion.WaitInitialStop(t.real); err != nil {
 			return fmt.Errorf("new thread %d: %w", t.real, err)
 		}
 		if t.mem, err = tracee.OpenMem(t.real); err != nil {

@@ -14,36 +14,6 @@ import (
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// Pos is an exact position on the replay timeline, defined so that
-// replay can reach it again without a hardware counter:
-//
-//   - Event is the number of events completed (the timeline between two
-//     events is one task's run of user code, so Event also names that
-//     stretch);
-//   - the base is either the boundary right after Event (Addr == 0), or
-//     the Hits-th time thread Tid arrived at instruction Addr after that
-//     boundary (counted with a breakpoint at Addr, so two dynamic
-//     instances of the same instruction are different positions even
-//     when all registers are equal);
-//   - then Steps single-steps of Tid.
-//
-// Regs are the registers at the base, checked when the base is reached
-// again.
-type Pos struct {
-	Event uint64
-	Tid   int32
-	Addr  uint64
-	Hits  int
-	Steps int
-	Regs  trace.Regs
-	// Watch: the base is the Hits-th trigger of the watchpoint on Addr
-	// (counted like breakpoint arrivals; Regs are those after the access).
-	Watch bool
-	// Killed: at an exiting stop (Addr exitingAddr), the process dies of
-	// the signal whose stop is at the same event.
-	Killed bool
-}
-
 type goalKind int
 
 const (
@@ -270,7 +240,7 @@ func (rp *replayer) arrivalStop(t *rtask, pos Pos, step bool) *DebugStop {
 			if w, ok := rp.watchChanged(); ok {
 				// A watched value changed earlier in this run of user
 				// code: that comes first.
-				return &DebugStop{Kind: StopWatch, Tid: t.rec, Addr: w.Addr, Watch: w, watchEvent: rp.n, watchUser: true}
+				return &DebugStop{Kind: StopWatch, Tid: t.rec, Addr: w.Addr, Watch: w, WatchEvent: rp.n, WatchUser: true}
 			}
 			d.pos = pos
 			kind := StopBreakpoint
@@ -741,24 +711,24 @@ func (rp *replayer) watchAfterEvent(ev *trace.Event) {
 		return
 	}
 	d.pos = Pos{Event: rp.n, Tid: ev.Tid, Regs: rp.regsOf(ev.Tid)}
-	d.watchStop = &DebugStop{Kind: StopWatch, Tid: ev.Tid, Addr: w.Addr, Watch: w, watchEvent: rp.n, watchUser: userCodeEvent(ev)}
+	d.watchStop = &DebugStop{Kind: StopWatch, Tid: ev.Tid, Addr: w.Addr, Watch: w, WatchEvent: rp.n, WatchUser: userCodeEvent(ev)}
 }
 
 // findWatchWrite turns a watch stop found at an event boundary into the
 // exact instruction that changed the value (forwards: just after it), by
 // single-stepping that run of user code again.
 func (s *Session) findWatchWrite(st DebugStop, prev Pos) (DebugStop, error) {
-	if !st.watchUser {
+	if !st.WatchUser {
 		return st, nil
 	}
 	g := &goal{kind: goalCountSteps, toCall: true, watchTrack: true, firstChange: true,
-		target: Pos{Event: st.watchEvent - 1, Tid: st.Tid}, from: st.watchEvent - 1}
+		target: Pos{Event: st.WatchEvent - 1, Tid: st.Tid}, from: st.WatchEvent - 1}
 	// Changes before the position we continued from do not count.
 	if prev.Tid == st.Tid {
 		switch {
-		case prev.Addr == 0 && prev.Event == st.watchEvent-1:
+		case prev.Addr == 0 && prev.Event == st.WatchEvent-1:
 			g.skipUntil = prev.Steps
-		case prev.Addr != 0 && prev.Addr != exitingAddr && prev.Event == st.watchEvent:
+		case prev.Addr != 0 && prev.Addr != exitingAddr && prev.Event == st.WatchEvent:
 			p := prev
 			g.waitBase = &p
 		}
@@ -772,7 +742,7 @@ func (s *Session) findWatchWrite(st DebugStop, prev Pos) (DebugStop, error) {
 		return got, nil
 	}
 	// Not found by stepping (a signal frame, say): stop after the event.
-	got, err = s.startRun(&goal{kind: goalReach, target: Pos{Event: st.watchEvent, Tid: st.Tid}, stopKind: StopWatch})
+	got, err = s.startRun(&goal{kind: goalReach, target: Pos{Event: st.WatchEvent, Tid: st.Tid}, stopKind: StopWatch})
 	got.Addr, got.Watch = st.Addr, st.Watch
 	return got, err
 }

@@ -1,4 +1,7 @@
-package replay
+// Package diversion runs code the debugger asks for against a live copy
+// of a replayed process (see Copy); internal/replay's debug session
+// starts one at a stop and hands it the debugger's requests.
+package diversion
 
 import (
 	"errors"
@@ -8,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/cpu"
+	"github.com/gorr-debugger/gorr/internal/debugapi"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -36,101 +40,30 @@ type diversion struct {
 	gone    bool
 }
 
-// ErrNoDiversion is returned by writes outside a diversion.
-var ErrNoDiversion = errors.New("a recording cannot be changed outside a diversion")
-
-// Diverted tells whether a diversion is in progress, and for which
-// (recorded) thread.
-func (s *Session) Diverted() (int32, bool) {
-	if s.div == nil {
-		return 0, false
-	}
-	return s.div.tid, true
-}
-
-// StartDiversion forks the process of thread tid (a recorded tid) at the
-// current stop into a live copy that later requests run against: reads,
-// writes, breakpoints, continue and step. The replay does not move.
-func (s *Session) StartDiversion(tid int32) error {
-	if s.div != nil {
-		return nil
-	}
-	err := errors.New("replay session is closed")
-	_ = s.do(func() {
-		var d *diversion
-		d, err = s.cur.rp.divert(tid)
-		if err == nil {
-			d.rpid = s.stop.Pid
-			s.div = d
-		}
-	})
-	return err
-}
-
-// EndDiversion kills the copy; the session is back at its replay stop.
-func (s *Session) EndDiversion() {
-	d := s.div
-	if d == nil {
-		return
-	}
-	s.div = nil
-	if s.cur == nil {
-		return
-	}
-	_ = s.do(func() { d.kill() })
-}
-
-// DiversionRestored tells whether the diverted thread's general registers
-// are again those it had when the diversion started (the debugger put
-// them back after its call).
-func (s *Session) DiversionRestored() bool {
-	d := s.div
-	if d == nil {
-		return true
-	}
-	same := false
-	_ = s.do(func() {
-		r, err := ptrace.GetRegs(d.pid)
-		if err != nil {
-			same = true // nothing left to protect
-			return
-		}
-		a, b := r, d.start
-		a[ptrace.ORIGRAX], b[ptrace.ORIGRAX] = 0, 0
-		same = a == b
-	})
-	return same
-}
-
-// divert makes the live copy of task tid's process.
-func (rp *replayer) divert(tid int32) (*diversion, error) {
-	t := rp.tasks[tid]
-	if t == nil || t.gone {
-		return nil, fmt.Errorf("no thread %d to divert", tid)
-	}
-	saved, err := ptrace.GetRegs(t.real)
+// Start forks the process of the stopped, traced thread real (whose
+// memory is mem; recorded tid rec of recorded process rpid) into a live
+// copy. reenter: the thread is at the entry of a call that replay runs
+// for real, to be entered again afterwards. bps are the breakpoints
+// planted in the replayed process (address -> original byte) and
+// unpatch other bytes of its to put back in the copy (a preemption
+// point's pad or breakpoint); neither is in the copy.
+func Start(real int, mem *tracee.Mem, reenter bool, rec, rpid int32, bps map[uint64]byte, unpatch map[uint64][]byte) (*Copy, error) {
+	saved, err := ptrace.GetRegs(real)
 	if err != nil {
 		return nil, err
 	}
-	info, err := ptrace.GetSyscallInfo(t.real)
-	if err != nil {
-		return nil, err
-	}
-	// A call that replay runs for real may be pending at its entry stop:
-	// it is skipped for the injection and entered again afterwards.
-	reenter := info.Op == unix.PTRACE_SYSCALL_INFO_ENTRY && t.executing
 	// Borrow the two bytes at the instruction pointer for a `syscall`.
 	at := saved[ptrace.RIP]
 	var orig [2]byte
-	if err := t.mem.ReadMem(at, orig[:]); err != nil {
+	if err := mem.ReadMem(at, orig[:]); err != nil {
 		return nil, fmt.Errorf("divert: %w", err)
 	}
-	if err := t.mem.WriteMem(at, []byte{0x0f, 0x05}); err != nil {
+	if err := mem.WriteMem(at, []byte{0x0f, 0x05}); err != nil {
 		return nil, fmt.Errorf("divert: %w", err)
 	}
-	child, ferr := forkAt(t.real, at, &saved)
-	werr := t.mem.WriteMem(at, orig[:])
-	rerr := restoreParent(t.real, &saved, reenter)
+	child, ferr := ForkAt(real, at, &saved)
+	werr := mem.WriteMem(at, orig[:])
+	rerr := RestoreParent(real, &saved, reenter)
 	if ferr == nil {
 		ferr = werr
 	}
@@ -143,27 +76,100 @@ func (rp *replayer) divert(tid int32) (*diversion, error) {
 		}
 		return nil, fmt.Errorf("divert: %w", ferr)
 	}
-	d := &diversion{tid: tid, pid: child, bps: map[uint64]byte{}, start: saved}
-	if err := d.setup(at, orig, rp.dbg.bps); err != nil {
+	d := &diversion{tid: rec, pid: child, rpid: rpid, bps: map[uint64]byte{}, start: saved}
+	if err := d.setup(at, orig, bps); err != nil {
 		d.kill()
 		return nil, fmt.Errorf("divert: %w", err)
 	}
-	if ps := rp.point; ps != nil && ps.t.proc == t.proc {
-		err = d.unpatchPoint(ps)
-	}
-	if err != nil {
-		d.kill()
-		return nil, fmt.Errorf("divert: %w", err)
+	for a, b := range unpatch {
+		if err = d.mem.WriteMem(a, b); err != nil {
+			d.kill()
+			return nil, fmt.Errorf("divert: %w", err)
+		}
 	}
 	return d, nil
 }
 
-// forkAt runs clone(CLONE_PARENT|SIGCHLD) in stopped task tid through the
+// Copy is a diversion's live copy. Its methods, like all ptrace calls,
+// must run on the thread that traces the replayed process.
+type Copy = diversion
+
+// Tid is the recorded thread id the copy stands for.
+func (d *diversion) Tid() int32 { return d.tid }
+
+// Kill ends the copy and reaps it.
+func (d *diversion) Kill() { d.kill() }
+
+// Regs returns the copy's registers and FXSAVE area.
+func (d *diversion) Regs() (trace.Regs, []byte, error) { return d.regs() }
+
+// ReadMem reads the copy's memory (its breakpoints hidden).
+func (d *diversion) ReadMem(addr uint64, n int) ([]byte, error) { return d.readMem(addr, n) }
+
+// SetBreakpoint plants a breakpoint in the copy.
+func (d *diversion) SetBreakpoint(addr uint64) error { return d.setBreakpoint(addr) }
+
+// ClearBreakpoint removes a breakpoint from the copy.
+func (d *diversion) ClearBreakpoint(addr uint64) error { return d.clearBreakpoint(addr) }
+
+// Resume continues (or, with step, single-steps) the copy until it
+// stops, delivering sig first (0: none). A StopExited stop means the
+// copy died (exit or fatal signal).
+func (d *diversion) Resume(step bool, sig int) (debugapi.Stop, error) { return d.resume(step, sig) }
+
+// Restored tells whether the copy's general registers are again those
+// it had when the diversion started (the debugger put them back after
+// its call).
+func (d *diversion) Restored() bool {
+	r, err := ptrace.GetRegs(d.pid)
+	if err != nil {
+		return true // nothing left to protect
+	}
+	a, b := r, d.start
+	a[ptrace.ORIGRAX], b[ptrace.ORIGRAX] = 0, 0
+	return a == b
+}
+
+// WriteRegs replaces the general registers and (when fx is not nil) the
+// FXSAVE area of the copy's thread.
+func (d *diversion) WriteRegs(regs trace.Regs, fx []byte) error {
+	if d.gone {
+		return errors.New("diversion is over")
+	}
+	if err := ptrace.SetRegs(d.pid, &regs); err != nil || fx == nil {
+		return err
+	}
+	if len(fx) < 512 {
+		return errors.New("short FXSAVE area")
+	}
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETFPREGS, uintptr(d.pid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
+	if e != 0 {
+		return fmt.Errorf("PTRACE_SETFPREGS: %w", e)
+	}
+	return nil
+}
+
+// WriteMem writes the copy's memory (its breakpoints stay).
+func (d *diversion) WriteMem(addr uint64, data []byte) error {
+	if d.gone {
+		return errors.New("diversion is over")
+	}
+	buf := append([]byte(nil), data...)
+	for a := range d.bps {
+		if a >= addr && a < addr+uint64(len(buf)) {
+			d.bps[a] = buf[a-addr]
+			buf[a-addr] = 0xcc
+		}
+	}
+	return d.mem.WriteMem(addr, buf)
+}
+
+// ForkAt runs clone(CLONE_PARENT|SIGCHLD) in stopped task tid through the
 // `syscall` instruction at at and returns the new process, which the
 // tracer's PTRACE_O_TRACEFORK attached and stopped. Its parent is the
 // replayed process's parent (gorr for the initial process), so the
 // replayed process never sees it exit.
-func forkAt(tid int, at uint64, saved *trace.Regs) (int, error) {
+func ForkAt(tid int, at uint64, saved *trace.Regs) (int, error) {
 	r := *saved
 	ptrace.SetSyscallArgs(&r, [6]uint64{unix.CLONE_PARENT | uint64(unix.SIGCHLD), 0, 0, 0, 0, 0})
 	r[ptrace.RAX] = unix.SYS_CLONE
@@ -199,7 +205,7 @@ func forkAt(tid int, at uint64, saved *trace.Regs) (int, error) {
 			} else if child == 0 {
 				child = int(res)
 			}
-			return child, waitInitialStop(child)
+			return child, WaitInitialStop(child)
 		case ptrace.StopEvent:
 			switch st.Event {
 			case unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_VFORK:
@@ -214,8 +220,8 @@ func forkAt(tid int, at uint64, saved *trace.Regs) (int, error) {
 	}
 }
 
-// waitInitialStop waits for a new traced process's first stop.
-func waitInitialStop(pid int) error {
+// WaitInitialStop waits for a new traced process's first stop.
+func WaitInitialStop(pid int) error {
 	for {
 		st, _, err := ptrace.Wait(pid, false)
 		if err != nil {
@@ -235,10 +241,10 @@ func waitInitialStop(pid int) error {
 	}
 }
 
-// restoreParent puts the replayed task back as it was: its registers,
+// RestoreParent puts the replayed task back as it was: its registers,
 // and, when it was at the entry of a call that runs for real, at that
 // entry again.
-func restoreParent(tid int, saved *trace.Regs, reenter bool) error {
+func RestoreParent(tid int, saved *trace.Regs, reenter bool) error {
 	if reenter {
 		r := *saved
 		r[ptrace.RIP] -= 2
@@ -288,22 +294,6 @@ func (d *diversion) setup(at uint64, orig [2]byte, bps map[uint64]byte) error {
 	return ptrace.SetRegs(d.pid, &r)
 }
 
-// unpatchPoint puts back, in the copy, the original bytes under the pad
-// or breakpoint of a preemption-point search under way (the call must
-// run the program's own code).
-func (d *diversion) unpatchPoint(ps *pointSearch) error {
-	if ps == nil {
-		return nil
-	}
-	if ps.pad != nil {
-		return d.mem.WriteMem(ps.pad.Site, ps.padOrig)
-	}
-	if ps.ownBp {
-		return d.mem.WriteMem(ps.site, []byte{ps.orig})
-	}
-	return nil
-}
-
 // kill ends the copy and reaps it.
 func (d *diversion) kill() {
 	if d.mem != nil {
@@ -335,56 +325,6 @@ func (d *diversion) regs() (trace.Regs, []byte, error) {
 		return regs, nil, fmt.Errorf("PTRACE_GETFPREGS: %w", e)
 	}
 	return regs, fx, nil
-}
-
-// WriteRegs replaces the general registers and (when fx is not nil) the
-// FXSAVE area of the diverted thread.
-func (s *Session) WriteRegs(tid int32, regs trace.Regs, fx []byte) error {
-	d := s.div
-	if d == nil || tid != d.tid {
-		return ErrNoDiversion
-	}
-	err := errors.New("diversion is over")
-	_ = s.do(func() {
-		if d.gone {
-			return
-		}
-		if err = ptrace.SetRegs(d.pid, &regs); err != nil || fx == nil {
-			return
-		}
-		if len(fx) < 512 {
-			err = errors.New("short FXSAVE area")
-			return
-		}
-		_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETFPREGS, uintptr(d.pid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
-		if e != 0 {
-			err = fmt.Errorf("PTRACE_SETFPREGS: %w", e)
-		}
-	})
-	return err
-}
-
-// WriteMem writes the diverted process's memory (breakpoints stay).
-func (s *Session) WriteMem(addr uint64, data []byte) error {
-	d := s.div
-	if d == nil {
-		return ErrNoDiversion
-	}
-	err := errors.New("diversion is over")
-	_ = s.do(func() {
-		if d.gone {
-			return
-		}
-		buf := append([]byte(nil), data...)
-		for a := range d.bps {
-			if a >= addr && a < addr+uint64(len(buf)) {
-				d.bps[a] = buf[a-addr]
-				buf[a-addr] = 0xcc
-			}
-		}
-		err = d.mem.WriteMem(addr, buf)
-	})
-	return err
 }
 
 func (d *diversion) readMem(addr uint64, n int) ([]byte, error) {
@@ -429,21 +369,6 @@ func (d *diversion) clearBreakpoint(addr uint64) error {
 	return d.mem.WriteMem(addr, []byte{orig})
 }
 
-// DivResume continues (or, with step, single-steps) the diverted thread
-// until it stops, delivering sig first (0: none). A StopExited stop
-// means the copy died (exit or fatal signal) and the diversion is over.
-func (s *Session) DivResume(step bool, sig int) (DebugStop, error) {
-	d := s.div
-	if d == nil {
-		return DebugStop{}, ErrNoDiversion
-	}
-	var st DebugStop
-	var err error
-	_ = s.do(func() { st, err = d.resume(step, sig) })
-	st.Tid, st.Pid, st.Event = d.tid, s.stop.Pid, s.stop.Event
-	return st, err
-}
-
 // deniedCall lists the calls a diversion suppresses (-ENOSYS), as rr
 // does: new tasks would escape the single-thread copy, and signals to
 // ids that mean other processes now than in the recording.
@@ -459,25 +384,25 @@ func deniedCall(nr int, arg0 uint64) bool {
 	return false
 }
 
-func (d *diversion) resume(step bool, sig int) (DebugStop, error) {
+func (d *diversion) resume(step bool, sig int) (debugapi.Stop, error) {
 	if d.gone {
-		return DebugStop{Kind: StopExited, Status: unix.WaitStatus(uint32(unix.SIGKILL))}, nil
+		return debugapi.Stop{Kind: debugapi.StopExited, Status: unix.WaitStatus(uint32(unix.SIGKILL))}, nil
 	}
 	r, err := ptrace.GetRegs(d.pid)
 	if err != nil {
-		return DebugStop{}, err
+		return debugapi.Stop{}, err
 	}
 	// Leave a breakpoint at the instruction pointer by one step without it.
 	if orig, ok := d.bps[r[ptrace.RIP]]; ok {
 		at := r[ptrace.RIP]
 		if err := d.mem.WriteMem(at, []byte{orig}); err != nil {
-			return DebugStop{}, err
+			return debugapi.Stop{}, err
 		}
 		st, err := d.run(true, sig)
 		if werr := d.mem.WriteMem(at, []byte{0xcc}); err == nil && !d.gone {
 			err = werr
 		}
-		if err != nil || step || st.Kind != StopStep {
+		if err != nil || step || st.Kind != debugapi.StopStep {
 			return st, err
 		}
 		sig = 0
@@ -487,29 +412,29 @@ func (d *diversion) resume(step bool, sig int) (DebugStop, error) {
 
 // run resumes the copy once and handles its stops until one is for the
 // debugger.
-func (d *diversion) run(step bool, sig int) (DebugStop, error) {
+func (d *diversion) run(step bool, sig int) (debugapi.Stop, error) {
 	mode := ptrace.Syscall
 	if step {
 		mode = ptrace.Step
 	}
 	if err := ptrace.Resume(d.pid, mode, sig); err != nil {
-		return DebugStop{}, err
+		return debugapi.Stop{}, err
 	}
 	for {
 		st, _, err := ptrace.Wait(d.pid, false)
 		if err != nil {
-			return DebugStop{}, err
+			return debugapi.Stop{}, err
 		}
 		next := 0
 		switch st.Kind {
 		case ptrace.StopExited:
 			d.gone = true
 			_ = d.mem.Close()
-			return DebugStop{Kind: StopExited, Status: st.Status}, nil
+			return debugapi.Stop{Kind: debugapi.StopExited, Status: st.Status}, nil
 		case ptrace.StopSyscallEntry:
 			r, err := ptrace.GetRegs(d.pid)
 			if err != nil {
-				return DebugStop{}, err
+				return debugapi.Stop{}, err
 			}
 			nr := int(int64(r[ptrace.ORIGRAX]))
 			d.denied, d.hasFake = false, false
@@ -524,14 +449,14 @@ func (d *diversion) run(step bool, sig int) (DebugStop, error) {
 			if d.denied || d.hasFake {
 				r[ptrace.ORIGRAX] = ^uint64(0)
 				if err := ptrace.SetRegs(d.pid, &r); err != nil {
-					return DebugStop{}, err
+					return debugapi.Stop{}, err
 				}
 			}
 		case ptrace.StopSyscallExit:
 			if d.denied || d.hasFake {
 				r, err := ptrace.GetRegs(d.pid)
 				if err != nil {
-					return DebugStop{}, err
+					return debugapi.Stop{}, err
 				}
 				v := -int64(unix.ENOSYS)
 				if d.hasFake {
@@ -540,7 +465,7 @@ func (d *diversion) run(step bool, sig int) (DebugStop, error) {
 				r[ptrace.RAX] = uint64(v)
 				d.denied, d.hasFake = false, false
 				if err := ptrace.SetRegs(d.pid, &r); err != nil {
-					return DebugStop{}, err
+					return debugapi.Stop{}, err
 				}
 			}
 		case ptrace.StopEvent:
@@ -553,7 +478,7 @@ func (d *diversion) run(step bool, sig int) (DebugStop, error) {
 			next = deliver
 		}
 		if err := ptrace.Resume(d.pid, mode, next); err != nil {
-			return DebugStop{}, err
+			return debugapi.Stop{}, err
 		}
 	}
 }
@@ -561,14 +486,14 @@ func (d *diversion) run(step bool, sig int) (DebugStop, error) {
 // signal decides about a signal stop of the copy: a breakpoint or a
 // completed step is a stop for the debugger, a trapped rdtsc or cpuid
 // is emulated, faults are reported, other signals are delivered.
-func (d *diversion) signal(sig int, step bool) (stop DebugStop, deliver int, done bool, err error) {
+func (d *diversion) signal(sig int, step bool) (stop debugapi.Stop, deliver int, done bool, err error) {
 	si, err := ptrace.GetSigInfo(d.pid)
 	if err != nil {
-		return DebugStop{}, 0, true, err
+		return debugapi.Stop{}, 0, true, err
 	}
 	r, err := ptrace.GetRegs(d.pid)
 	if err != nil {
-		return DebugStop{}, 0, true, err
+		return debugapi.Stop{}, 0, true, err
 	}
 	switch unix.Signal(sig) {
 	case unix.SIGTRAP:
@@ -576,25 +501,25 @@ func (d *diversion) signal(sig int, step bool) (stop DebugStop, deliver int, don
 			at := r[ptrace.RIP] - 1
 			if _, ok := d.bps[at]; ok {
 				r[ptrace.RIP] = at
-				return DebugStop{Kind: StopBreakpoint, Addr: at}, 0, true, ptrace.SetRegs(d.pid, &r)
+				return debugapi.Stop{Kind: debugapi.StopBreakpoint, Addr: at}, 0, true, ptrace.SetRegs(d.pid, &r)
 			}
 			if ok, err := d.emulate(at, &r); err != nil || ok {
 				if step {
-					return DebugStop{Kind: StopStep}, 0, true, err
+					return debugapi.Stop{Kind: debugapi.StopStep}, 0, true, err
 				}
-				return DebugStop{}, 0, err != nil, err
+				return debugapi.Stop{}, 0, err != nil, err
 			}
 		}
 		if step && si.Code() != 0x80 {
-			return DebugStop{Kind: StopStep}, 0, true, nil
+			return debugapi.Stop{Kind: debugapi.StopStep}, 0, true, nil
 		}
-		return DebugStop{Kind: StopSignal, Signal: sig}, 0, true, nil
+		return debugapi.Stop{Kind: debugapi.StopSignal, Signal: sig}, 0, true, nil
 	case unix.SIGSEGV, unix.SIGBUS, unix.SIGFPE, unix.SIGILL, unix.SIGABRT, unix.SIGSYS:
-		return DebugStop{Kind: StopSignal, Signal: sig}, 0, true, nil
+		return debugapi.Stop{Kind: debugapi.StopSignal, Signal: sig}, 0, true, nil
 	case unix.SIGSTOP, unix.SIGTSTP, unix.SIGTTIN, unix.SIGTTOU:
-		return DebugStop{}, 0, false, nil
+		return debugapi.Stop{}, 0, false, nil
 	}
-	return DebugStop{}, sig, false, nil
+	return debugapi.Stop{}, sig, false, nil
 }
 
 // emulate runs the rdtsc, rdtscp or cpuid that the recorder replaced by
