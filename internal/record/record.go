@@ -118,6 +118,9 @@ type task struct {
 	// clearTid is the task's clear_child_tid address as the kernel has
 	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec).
 	clearTid uint64
+	// exitHeld: the task waits at its PTRACE_EVENT_EXIT stop until no
+	// other task runs user code (robust.go releaseExits).
+	exitHeld bool
 }
 
 type recorder struct {
@@ -395,6 +398,11 @@ func (r *recorder) loop() error {
 		if r.stopped > 0 {
 			r.continueStopped()
 		}
+		if r.running == nil {
+			if err := r.releaseExits(); err != nil {
+				return err
+			}
+		}
 		if r.running == nil && r.fast == nil {
 			if t := r.pick(); t != nil {
 				if err := r.resumeUser(t); err != nil {
@@ -572,31 +580,15 @@ func (r *recorder) onEvent(t *task, event int) error {
 		if err := r.exitDuringWrite(t); err != nil {
 			return err
 		}
-		// Killed (or exiting) outside an exit call: the robust futex
-		// words change now, so the event goes here, not at the exit
-		// event, which may come much later.
-		words, settle := robustExit(t)
-		if w, ok := r.clearTidAtDeath(t); ok {
-			words = append(words, w)
-			settle = true
+		if r.running != nil {
+			// Another thread runs user code: what the death writes
+			// (robust.go) must land where nothing runs, so the task
+			// waits at this stop until that thread stops (loop).
+			t.state = stKernel
+			t.exitHeld = true
+			return nil
 		}
-		if len(words) > 0 {
-			if err := r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(t.tid), Mem: words}); err != nil {
-				return err
-			}
-		}
-		if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
-			return err
-		}
-		t.dying = true
-		t.state = stKernel
-		if err := r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0)); err != nil {
-			return err
-		}
-		if settle {
-			waitExited(t.tid)
-		}
-		return nil
+		return r.exitStop(t)
 	default:
 		t.state = stKernel
 		r.fast = t
@@ -737,10 +729,11 @@ func describe(t *task) string {
 	return fmt.Sprintf("tid %d: %s", t.tid, linux.Name(t.sysno))
 }
 
-// othersReady reports whether a task other than t could run user code.
+// othersReady reports whether a task other than t could run user code
+// (or waits at its exit stop until nothing runs).
 func (r *recorder) othersReady(t *task) bool {
 	for _, o := range r.tasks {
-		if o != t && o.state == stReady {
+		if o != t && (o.state == stReady || o.exitHeld) {
 			return true
 		}
 	}

@@ -2,11 +2,13 @@ package record
 
 import (
 	"encoding/binary"
+	"sort"
 	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -130,3 +132,53 @@ func (r *recorder) clearTidAtDeath(t *task) (trace.MemWrite, bool) {
 }
 
 const kcmpVM = 1 // KCMP_VM
+
+// exitStop handles t at its PTRACE_EVENT_EXIT stop when it dies outside
+// an exit call (killed), with no other task running user code.
+func (r *recorder) exitStop(t *task) error {
+	// Killed (or exiting) outside an exit call: the robust futex
+	// words change now, so the event goes here, not at the exit
+	// event, which may come much later.
+	words, settle := robustExit(t)
+	if w, ok := r.clearTidAtDeath(t); ok {
+		words = append(words, w)
+		settle = true
+	}
+	if len(words) > 0 {
+		if err := r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(t.tid), Mem: words}); err != nil {
+			return err
+		}
+	}
+	if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
+		return err
+	}
+	t.dying = true
+	t.state = stKernel
+	if err := r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0)); err != nil {
+		return err
+	}
+	if settle {
+		waitExited(t.tid)
+	}
+	return nil
+}
+
+// releaseExits lets the tasks held at their PTRACE_EVENT_EXIT stop go on
+// dying, now that no task runs user code (in tid order, so that the
+// events come in a stable order).
+func (r *recorder) releaseExits() error {
+	var held []*task
+	for _, t := range r.tasks {
+		if t.exitHeld {
+			held = append(held, t)
+		}
+	}
+	sort.Slice(held, func(i, j int) bool { return held[i].tid < held[j].tid })
+	for _, t := range held {
+		t.exitHeld = false
+		if err := r.exitStop(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
