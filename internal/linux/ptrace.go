@@ -17,6 +17,7 @@ const (
 	ptraceGetRegSet   = 0x4204
 	ptraceGetSigMask  = 0x420a
 	ptraceArchPrctl   = 30
+	ptraceSyscallInfo = 0x420e // PTRACE_GET_SYSCALL_INFO: addr is the buffer's size
 )
 
 // ptraceRegions: the output of a successful ptrace request.
@@ -33,6 +34,8 @@ func ptraceRegions(a Args, ret int64, m MemReader) ([]Region, error) {
 		n = 8
 	case ptraceGetRegs:
 		n = 27 * 8
+	case ptraceSyscallInfo:
+		n = min(a[2], uint64(ret))
 	case ptraceGetFPRegs:
 		n = 512
 	case ptraceGetSigInfo:

@@ -119,10 +119,15 @@ func decode(tid int, ws unix.WaitStatus) (Stop, error) {
 				return st, err
 			}
 			st.Compat = info.Arch == auditArchI386
-			if info.Op == unix.PTRACE_SYSCALL_INFO_EXIT {
+			switch info.Op {
+			case unix.PTRACE_SYSCALL_INFO_EXIT:
 				st.Kind = StopSyscallExit
-			} else {
+			case unix.PTRACE_SYSCALL_INFO_ENTRY:
 				st.Kind = StopSyscallEntry
+			default:
+				// SIGKILL woke the task from the stop before it was
+				// examined; it is at a later stop (its exit) already.
+				return st, fmt.Errorf("tid %d: left its system-call stop (op %d): %w", tid, info.Op, unix.ESRCH)
 			}
 		case ws.TrapCause() > 0 && sig == int(unix.SIGTRAP):
 			st.Kind = StopEvent

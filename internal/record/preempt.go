@@ -150,7 +150,7 @@ func (r *recorder) singleStep(t *task) (pointResult, error) {
 		if err := ptrace.Resume(t.tid, ptrace.Step, 0); err != nil {
 			return pointHandled, r.lost(t, err)
 		}
-		st, _, err := ptrace.Wait(t.tid, false)
+		st, _, err := r.waitFor(t.tid)
 		if err != nil {
 			return pointHandled, err
 		}
@@ -209,7 +209,7 @@ func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
 			_ = restore()
 			return pointHandled, r.lost(t, err)
 		}
-		st, _, err := ptrace.Wait(t.tid, false)
+		st, _, err := r.waitFor(t.tid)
 		if err != nil {
 			_ = restore()
 			return pointHandled, err

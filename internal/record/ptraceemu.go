@@ -70,7 +70,24 @@ type emuTask struct {
 	exits []emuExit
 	// inCall: stopped at a fork/vfork/clone event inside the call.
 	inCall bool
+	// resumed is how the tracer last resumed the task (reqCont,
+	// reqSyscall or reqSysemu): with PTRACE_SYSCALL and PTRACE_SYSEMU it
+	// stops at its next system-call entry.
+	resumed uint64
+	// sysStop: in an emulated syscall-entry (sysEntry) or -exit
+	// (sysExit) stop.
+	sysStop int
+	// sysemu: the current call was entered under PTRACE_SYSEMU, so the
+	// kernel does not run it; exitStop: the tracer resumed it from its
+	// entry stop with PTRACE_SYSCALL, so it stops at its exit too.
+	sysemu, exitStop bool
 }
+
+// Emulated system-call stops (emuTask.sysStop).
+const (
+	sysEntry = 1
+	sysExit  = 2
+)
 
 // emuExit is the exit of a tracee that is not its tracer's child.
 type emuExit struct {
@@ -122,6 +139,9 @@ const (
 	reqSeize      = 0x4206
 	reqInterrupt  = 0x4207
 	reqArchPrctl  = 30
+	reqSyscall    = 24
+	reqSysemu     = 31
+	reqSyscallInf = 0x420e // PTRACE_GET_SYSCALL_INFO
 )
 
 var reqNames = map[uint64]string{
@@ -208,6 +228,18 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 			o.emu = o.emu.attach(tracee.Tgid(t.tid), req == reqSeize, child)
 			if req == reqSeize {
 				o.emu.options = data
+			}
+			if o.state == stStopped {
+				// In a job-control stop: the kernel turns it into a
+				// ptrace stop that the tracer's wait reports at once.
+				// ATTACH's SIGSTOP stays pending, delivered once the
+				// tracer resumes it.
+				r.stopped--
+				if _, err := r.ptraceGroupStop(o, o.groupSig); err != nil {
+					return err
+				}
+			}
+			if req == reqSeize {
 				return nil
 			}
 			// PTRACE_ATTACH sends SIGSTOP; its delivery becomes the
@@ -249,7 +281,7 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 		switch req {
 		case reqPeekText, reqPeekData, reqPeekUser, reqPokeText, reqPokeData, reqPokeUser, reqCont, reqGetRegs,
 			reqSetRegs, reqGetFPRegs, reqSetFPRegs, reqDetach, reqSetOptions, reqGetEvtMsg, reqGetSigInfo, reqSetSigInfo,
-			reqGetRegSet, reqSetRegSet, reqArchPrctl:
+			reqGetRegSet, reqSetRegSet, reqArchPrctl, reqSyscall, reqSysemu, reqSyscallInf:
 			ret = e
 			return nil
 		}
@@ -415,14 +447,17 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		}
 		o.emu.options = data
 		return 0, nil
-	case reqCont, reqDetach:
+	case reqCont, reqDetach, reqSyscall, reqSysemu:
 		if data > 64 {
 			return eio, nil
 		}
 		if req == reqDetach {
 			o.emu.tracer = 0
 		}
+		o.emu.resumed = req
 		return 0, r.emuResume(o, int(data))
+	case reqSyscallInf:
+		return r.emuSyscallInfo(t, o, addr, data)
 	}
 	return 0, unsupportedPtrace(t, req, "this request is not emulated yet")
 }
@@ -507,6 +542,9 @@ func (r *recorder) emuResume(o *task, sig int) error {
 	}
 	wasSig := e.sig
 	e.stopped, e.pending, e.sig = false, false, 0
+	if e.sysStop != 0 {
+		return r.emuSyscallResume(o, sig)
+	}
 	if e.inCall {
 		// Stopped at a fork/clone event: finish the call (a vfork
 		// parent then sleeps until its child execs or exits).
@@ -550,6 +588,125 @@ func (r *recorder) emuResume(o *task, sig int) error {
 	e.delivering = true
 	defer func() { e.delivering = false }()
 	return r.deliver(o, sig, &si, &regs)
+}
+
+// ptraceSyscallEntry: t is at the entry of a system call (its entry
+// event recorded). If its emulated tracer resumed it with PTRACE_SYSCALL
+// or PTRACE_SYSEMU, it stops there for the tracer, which may change the
+// call; emuSyscallResume goes on with the call the tracer left. It
+// reports whether t now stays stopped.
+func (r *recorder) ptraceSyscallEntry(t *task) (bool, error) {
+	e := t.emu
+	if e == nil || e.tracer == 0 || e.resumed != reqSyscall && e.resumed != reqSysemu || r.processTask(e.tracer) == nil {
+		return false, nil
+	}
+	e.sysemu = e.resumed == reqSysemu
+	e.sysStop = sysEntry
+	return true, r.emuStop(t, 0, r.syscallStopStatus(t))
+}
+
+// ptraceSyscallExit: t's system call returned (its exit event recorded).
+// If its tracer asked to see the exit, t stops there.
+func (r *recorder) ptraceSyscallExit(t *task) error {
+	e := t.emu
+	if e == nil || !e.exitStop {
+		return nil
+	}
+	e.exitStop = false
+	if e.tracer == 0 || r.processTask(e.tracer) == nil {
+		return nil
+	}
+	e.sysStop = sysExit
+	return r.emuStop(t, 0, r.syscallStopStatus(t))
+}
+
+// syscallStopStatus is the wait status of a syscall stop: SIGTRAP, with
+// 0x80 under PTRACE_O_TRACESYSGOOD.
+func (r *recorder) syscallStopStatus(t *task) int {
+	sig := int(unix.SIGTRAP)
+	if t.emu.options&unix.PTRACE_O_TRACESYSGOOD != 0 {
+		sig |= 0x80
+	}
+	return sig<<8 | 0x7f
+}
+
+// emuSyscallResume ends an emulated syscall stop of o. At an entry stop
+// the call the tracer left in the registers goes in (a changed number
+// becomes the recorded call, -1 skips it with the tracer's rax); at an
+// exit stop o is ready to run. A signal given to the resume is sent to
+// o, as the kernel does.
+func (r *recorder) emuSyscallResume(o *task, sig int) error {
+	e := o.emu
+	stop := e.sysStop
+	e.sysStop = 0
+	if sig != 0 {
+		if err := unix.Tgkill(tracee.Tgid(o.tid), o.tid, unix.Signal(sig)); err != nil {
+			return r.lost(o, err)
+		}
+	}
+	if stop == sysExit {
+		o.state = stReady
+		o.pendingSig = 0
+		return nil
+	}
+	e.exitStop = e.tracer != 0 && e.resumed == reqSyscall
+	regs, err := ptrace.GetRegs(o.tid)
+	if err != nil {
+		return r.lost(o, err)
+	}
+	o.state = stKernel
+	if nr := linux.Nr(regs[ptrace.ORIGRAX]); nr != o.sysno {
+		switch sc := linux.Lookup(nr); {
+		case int64(regs[ptrace.ORIGRAX]) == -1:
+			// Skipped: the kernel leaves rax as the tracer set it.
+			e.sysemu = true
+		case sc != nil && sc.Unsupported != "":
+			return &UnsupportedError{Tid: o.tid, Name: sc.Name, Reason: sc.Unsupported}
+		case sc != nil && sc.Replay == linux.Execute, o.sc0 != nil && o.sc0.Replay == linux.Execute:
+			return &UnsupportedError{Tid: o.tid, Name: "ptrace(PTRACE_SYSCALL)", Reason: fmt.Sprintf("an emulated tracer changed %s into %s, and replay runs one of them for real", linux.Name(o.sysno), linux.Name(nr))}
+		default:
+			o.sysno, o.sc0 = nr, sc
+		}
+	}
+	o.entry = regs
+	return r.entryContinue(o)
+}
+
+// emuSyscallInfo answers PTRACE_GET_SYSCALL_INFO (addr: the buffer's
+// size, data: the buffer) from o's emulated stop.
+func (r *recorder) emuSyscallInfo(t, o *task, size, data uint64) (int64, error) {
+	regs, err := ptrace.GetRegs(o.tid)
+	if err != nil {
+		return -int64(unix.ESRCH), nil
+	}
+	b := make([]byte, 88)
+	binary.LittleEndian.PutUint32(b[4:], 0xc000003e) // AUDIT_ARCH_X86_64
+	binary.LittleEndian.PutUint64(b[8:], regs[ptrace.RIP])
+	binary.LittleEndian.PutUint64(b[16:], regs[ptrace.RSP])
+	n := 24
+	switch o.emu.sysStop {
+	case sysEntry:
+		b[0] = unix.PTRACE_SYSCALL_INFO_ENTRY
+		binary.LittleEndian.PutUint64(b[24:], regs[ptrace.ORIGRAX])
+		for i, v := range ptrace.SyscallArgs(&regs) {
+			binary.LittleEndian.PutUint64(b[32+8*i:], v)
+		}
+		n = 80
+	case sysExit:
+		b[0] = unix.PTRACE_SYSCALL_INFO_EXIT
+		rv := int64(regs[ptrace.RAX])
+		binary.LittleEndian.PutUint64(b[24:], uint64(rv))
+		if rv < 0 && rv >= -4095 {
+			b[32] = 1
+		}
+		n = 33
+	}
+	if c := min(int(size), n); c > 0 {
+		if data == 0 || t.mem.WriteMem(data, b[:c]) != nil {
+			return -int64(unix.EFAULT), nil
+		}
+	}
+	return int64(n), nil
 }
 
 // ptraceSignalStop turns the delivery of sig to an emulated tracee into
@@ -613,6 +770,23 @@ func (r *recorder) emuGroupStop(o *task, sig int) error {
 		status |= unix.PTRACE_EVENT_STOP << 16
 	}
 	return r.emuStop(o, 0, status)
+}
+
+// ptraceGroupStop: t, an emulated tracee, entered a group stop (its
+// process was stopped by a signal): its tracer sees it as a stop
+// (PTRACE_EVENT_STOP if seized) and it stays there until the tracer
+// resumes it. It reports whether t is now in that emulated stop.
+func (r *recorder) ptraceGroupStop(t *task, sig int) (bool, error) {
+	e := t.emu
+	if e == nil || e.tracer == 0 || r.processTask(e.tracer) == nil {
+		return false, nil
+	}
+	e.group = sig
+	status := sig<<8 | 0x7f
+	if e.seized {
+		status |= unix.PTRACE_EVENT_STOP << 16
+	}
+	return true, r.emuStop(t, 0, status)
 }
 
 // ptraceNewTask: parent, an emulated tracee whose tracer asked for

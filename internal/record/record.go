@@ -90,6 +90,7 @@ const (
 
 type task struct {
 	tid        int
+	tgid       int // its process (kept: /proc forgets it once the task is reaped)
 	state      tstate
 	at         stopAt
 	pendingSig int
@@ -108,6 +109,7 @@ type task struct {
 	dying      bool
 	runStart   time.Time
 	tscSigsegv bool     // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
+	groupSig   int      // the signal of the task's last group-stop
 	emu        *emuTask // emulated ptrace state (ptraceemu.go)
 	// interrupted is the call a signal interrupted with
 	// -ERESTART_RESTARTBLOCK, which restart_syscall resumes (syscall.go).
@@ -145,6 +147,8 @@ type recorder struct {
 	start         time.Time                  // when the recording started (event times)
 	targets       map[string]map[uint64]bool // direct branch targets of mapped files (preempt.go)
 	stopped       int                        // tasks in stStopped
+	queued        []ptrace.Stop              // stops of other tasks met while waiting for one (waitFor)
+	heldExits     []heldExit                 // deaths by signal of threads whose process still has live threads
 	shutdown      bool                       // the initial process is gone and the rest were killed
 	tty           *os.File                   // the controlling terminal the tracee's group was given (nil: none)
 	pgid          int                        // the tracee's process group
@@ -248,7 +252,7 @@ func Record(opts Options) (*Result, error) {
 		}
 	}()
 	go r.dog.watch(opts.Timeslice, opts.SignalSlice, done)
-	st, _, err := ptrace.Wait(pid, false)
+	st, _, err := waitStop(pid, false)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +271,11 @@ func Record(opts Options) (*Result, error) {
 	}
 	if err := r.loop(); err != nil {
 		r.killAll()
+		_ = r.flushExits(0)
 		_ = r.w.Flush()
+		return nil, err
+	}
+	if err := r.flushExits(0); err != nil {
 		return nil, err
 	}
 	if err := r.w.Flush(); err != nil {
@@ -339,6 +347,9 @@ func (r *recorder) logf(format string, args ...any) {
 }
 
 func (r *recorder) add(t *task) {
+	if t.tgid == 0 {
+		t.tgid = tracee.Tgid(t.tid)
+	}
 	if t.mem == nil {
 		t.mem, _ = tracee.OpenMem(t.tid)
 	}
@@ -352,6 +363,7 @@ func (r *recorder) remove(t *task) {
 		r.stopped--
 	}
 	delete(r.tasks, t.tid)
+	r.dropQueued(t.tid)
 	r.sched.Remove(t.tid)
 	if r.running == t {
 		r.running = nil
@@ -367,7 +379,7 @@ func (r *recorder) killAll() {
 		_ = unix.Kill(t.tid, unix.SIGKILL)
 	}
 	for len(r.tasks) > 0 {
-		st, ok, err := ptrace.Wait(-1, false)
+		st, ok, err := waitStop(-1, false)
 		if err != nil || !ok {
 			return
 		}
@@ -435,18 +447,94 @@ func (r *recorder) loop() error {
 // SIGCONT sent to a stopped tracee: the loop looks for one between polls.
 func (r *recorder) wait() (ptrace.Stop, bool, error) {
 	if r.fast != nil {
-		return ptrace.Wait(r.fast.tid, false)
+		return r.waitFor(r.fast.tid)
+	}
+	if len(r.queued) > 0 {
+		st := r.queued[0]
+		r.queued = r.queued[1:]
+		return st, true, nil
 	}
 	if r.stopped == 0 {
-		return ptrace.Wait(-1, false)
+		return waitStop(-1, false)
 	}
 	for i := 0; i < 20; i++ {
-		if st, ok, err := ptrace.Wait(-1, true); ok || err != nil {
+		if st, ok, err := waitStop(-1, true); ok || err != nil {
 			return st, ok, err
 		}
 		time.Sleep(time.Duration(min(i+1, 10)) * 100 * time.Microsecond)
 	}
 	return ptrace.Stop{}, false, nil
+}
+
+// waitFor waits for the next stop of task tid. Stops of other tasks met
+// meanwhile are kept for later, as the kernel would have kept them,
+// except deaths: those are handled at once (a task at its exit stop
+// resumes into its death, not into user code). Waiting for tid alone
+// could block forever: a thread-group leader killed from outside may die
+// without an exit stop, and the kernel reports its death only once its
+// other threads, which stop at their exits, have been reaped.
+func (r *recorder) waitFor(tid int) (ptrace.Stop, bool, error) {
+	for i, st := range r.queued {
+		if st.Tid == tid {
+			r.queued = append(r.queued[:i:i], r.queued[i+1:]...)
+			return st, true, nil
+		}
+	}
+	known := r.tasks[tid] != nil
+	for {
+		st, ok, err := waitStop(-1, false)
+		if err != nil || !ok || st.Tid == tid {
+			return st, ok, err
+		}
+		switch o := r.tasks[st.Tid]; {
+		case o == nil:
+			// A new task's first stop (onNewTask takes it from there).
+			if st.Kind != ptrace.StopExited && st.Kind != stopVanished {
+				r.early[st.Tid] = st
+			}
+		case isDeath(st):
+			r.dropQueued(st.Tid)
+			if err := r.handle(st); err != nil {
+				return ptrace.Stop{}, false, err
+			}
+			if known && r.tasks[tid] == nil {
+				return ptrace.Stop{Tid: tid, Kind: stopVanished}, true, nil
+			}
+		default:
+			r.queued = append(r.queued, st)
+		}
+	}
+}
+
+// isDeath tells whether st is a task's exit stop or its end.
+func isDeath(st ptrace.Stop) bool {
+	return st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT
+}
+
+// dropQueued forgets the queued stops of a task that died or vanished.
+func (r *recorder) dropQueued(tid int) {
+	q := r.queued[:0]
+	for _, st := range r.queued {
+		if st.Tid != tid {
+			q = append(q, st)
+		}
+	}
+	r.queued = q
+}
+
+// stopVanished stands for a system-call stop of a task killed before the
+// stop could be examined (PTRACE_GET_SYSCALL_INFO found it gone).
+const stopVanished ptrace.StopKind = -1
+
+// waitStop is ptrace.Wait for the recorder: a task killed (by SIGKILL
+// from outside) between its stop and the examination of the stop is not
+// an error, its death comes later.
+func waitStop(pid int, nohang bool) (ptrace.Stop, bool, error) {
+	st, ok, err := ptrace.Wait(pid, nohang)
+	if err != nil && ok && st.Tid > 0 && errors.Is(err, unix.ESRCH) {
+		return ptrace.Stop{Tid: st.Tid, Kind: stopVanished, Status: st.Status}, true, nil
+	}
+	return st, ok, err
 }
 
 // terminate kills the processes still alive once the initial process has
@@ -520,7 +608,7 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	}
 	t := r.tasks[st.Tid]
 	if t == nil {
-		if st.Kind != ptrace.StopExited {
+		if st.Kind != ptrace.StopExited && st.Kind != stopVanished {
 			r.early[st.Tid] = st
 		}
 		return nil
@@ -543,6 +631,8 @@ func (r *recorder) handle(st ptrace.Stop) error {
 		}
 	}
 	switch st.Kind {
+	case stopVanished:
+		return r.vanished(t)
 	case ptrace.StopSyscallEntry:
 		if st.Compat {
 			return r.compatSyscall(t)
@@ -560,16 +650,76 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	return nil
 }
 
-func (r *recorder) onExited(t *task, st ptrace.Stop) error {
-	if err := r.emit(&trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(st.Status), Mem: t.robust}); err != nil {
-		return err
+// vanished handles a task killed while at a stop it could not be
+// examined at. A task in a system call keeps that state: if the call was
+// a write that completed, its exit stop records it (exitDuringWrite).
+func (r *recorder) vanished(t *task) error {
+	if t.state == stKernel && !t.dying {
+		return nil
 	}
+	return r.lost(t, unix.ESRCH)
+}
+
+func (r *recorder) onExited(t *task, st ptrace.Stop) error {
 	if t.tid == r.initial {
 		r.status = st.Status
 		r.gotStatus = true
 	}
 	r.remove(t)
+	ev := &trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(st.Status), Mem: t.robust}
+	if st.Status.Signaled() && r.processLive(t.tgid) {
+		r.heldExits = append(r.heldExits, heldExit{tgid: t.tgid, ev: ev})
+	} else {
+		if err := r.flushExits(t.tgid); err != nil {
+			return err
+		}
+		if err := r.emit(ev); err != nil {
+			return err
+		}
+	}
 	return r.ptraceGone(t, st.Status)
+}
+
+// heldExit is the exit event of a thread killed by a signal while other
+// threads of its process were still alive.
+type heldExit struct {
+	tgid int
+	ev   *trace.Event
+}
+
+// A fatal signal kills a whole process, but its threads die one by one,
+// and one may still complete a system call (a write to stdout that must
+// be replayed) after another has died. Replay reproduces a death by
+// killing the process at the first exit event, so the exits of a killed
+// process are recorded together, after its last other event: when its
+// last thread has died, or when it execs (an exec kills the other
+// threads, and the new program goes on).
+
+// processLive tells whether a task of process tgid is still alive.
+func (r *recorder) processLive(tgid int) bool {
+	for _, o := range r.tasks {
+		if o.tgid == tgid {
+			return true
+		}
+	}
+	return false
+}
+
+// flushExits records the held exits of process tgid (every process's
+// if tgid is 0).
+func (r *recorder) flushExits(tgid int) error {
+	held := r.heldExits[:0]
+	var err error
+	for _, h := range r.heldExits {
+		switch {
+		case tgid != 0 && h.tgid != tgid:
+			held = append(held, h)
+		case err == nil:
+			err = r.emit(h.ev)
+		}
+	}
+	r.heldExits = held
+	return err
 }
 
 func (r *recorder) onEvent(t *task, event int) error {
@@ -617,6 +767,9 @@ func (r *recorder) exitDuringWrite(t *task) error {
 	if err != nil || int64(regs[ptrace.RAX]) <= 0 {
 		return nil
 	}
+	if t.emu != nil {
+		t.emu.exitStop = false // dying: no syscall-exit stop for a tracer
+	}
 	return r.onExit(t)
 }
 
@@ -646,13 +799,14 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 	if _, ok := r.early[ctid]; ok {
 		delete(r.early, ctid)
 	} else {
-		st, _, err := ptrace.Wait(ctid, false)
+		st, _, err := r.waitFor(ctid)
 		if err != nil {
 			return fmt.Errorf("new task %d: %w", ctid, err)
 		}
-		if st.Kind == ptrace.StopExited {
-			if r.shutdown {
-				// Killed at birth by terminate; its parent dies too.
+		if st.Kind == ptrace.StopExited || st.Kind == stopVanished {
+			if r.shutdown || st.Signal == int(unix.SIGKILL) {
+				// Killed at birth by terminate or from outside; its
+				// parent dies too.
 				parent.state = stKernel
 				return r.lost(parent, ptrace.Resume(parent.tid, ptrace.Syscall, 0))
 			}
@@ -699,6 +853,9 @@ func (r *recorder) onExecEvent(st ptrace.Stop) error {
 	t := r.tasks[int(former)]
 	if t == nil {
 		return fmt.Errorf("exec event from unknown task %d", former)
+	}
+	if err := r.flushExits(t.tgid); err != nil {
+		return err
 	}
 	if int(former) != st.Tid {
 		// A non-leader thread exec'd: it takes over the leader's tid and

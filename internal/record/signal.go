@@ -39,6 +39,10 @@ func (r *recorder) onSignal(t *task, sig int) error {
 		// event: the stop shows only in wait results and SIGCHLDs, which
 		// are recorded.
 		t.pendingSig = 0
+		t.groupSig = sig
+		if stopped, err := r.ptraceGroupStop(t, sig); stopped || err != nil {
+			return err
+		}
 		t.state = stStopped
 		r.stopped++
 		if t.tid == r.initial && r.tty != nil {
@@ -188,6 +192,9 @@ func (r *recorder) deliver(t *task, sig int, si *ptrace.SigInfo, regs *trace.Reg
 		if err := r.enterHandler(t, sig, ev); err != nil {
 			return err
 		}
+		if ev.Flags&SigHandled == 0 && ev.Flags&SigFatal == 0 && (t.dying || r.tasks[t.tid] != t) {
+			return nil // killed on the way into the handler: never delivered
+		}
 	case act == linux.Stop && !ignored:
 		// Delivered for real: the kernel stops the whole process (and
 		// tells its parent); the threads' group-stops follow.
@@ -239,13 +246,18 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 	if err := ptrace.Resume(t.tid, ptrace.Step, sig); err != nil {
 		return r.lost(t, err)
 	}
-	st, _, err := ptrace.Wait(t.tid, false)
+	st, _, err := r.waitFor(t.tid)
 	if err != nil {
 		return err
 	}
 	if st.Kind == ptrace.StopExited {
 		t.pendingSig = 0
 		return r.onExited(t, st)
+	}
+	if st.Kind == stopVanished || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+		// Killed (from outside) on the way into the handler.
+		t.pendingSig = 0
+		return r.handle(st)
 	}
 	if st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGSEGV) && sig != int(unix.SIGSEGV) {
 		if caught, _ := disposition(t.tid, int(unix.SIGSEGV)); caught {
@@ -258,12 +270,16 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 			if err := ptrace.Resume(t.tid, ptrace.Step, int(unix.SIGSEGV)); err != nil {
 				return r.lost(t, err)
 			}
-			if st, _, err = ptrace.Wait(t.tid, false); err != nil {
+			if st, _, err = r.waitFor(t.tid); err != nil {
 				return err
 			}
 			if st.Kind == ptrace.StopExited {
 				t.pendingSig = 0
 				return r.onExited(t, st)
+			}
+			if st.Kind == stopVanished || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+				t.pendingSig = 0
+				return r.handle(st)
 			}
 		}
 	}

@@ -72,25 +72,33 @@ func (r *recorder) onEntry(t *task) error {
 		}
 	}
 	t.deferred = nil
+	if stopped, err := r.ptraceSyscallEntry(t); stopped || err != nil {
+		return err
+	}
+	return r.entryContinue(t)
+}
+
+// entryContinue completes the entry of t's system call (after an emulated
+// syscall-entry stop: the call its tracer left in t.entry).
+func (r *recorder) entryContinue(t *task) error {
+	nr, sc, regs := t.sysno, t.sc0, t.entry
 	t.nullify = false
 	a := ptrace.SyscallArgs(&regs)
-	if ret, skip := sc.Skip(linux.Args(a)); skip {
-		r.nullifyCall(t, ret)
-	}
-	switch nr {
-	case unix.SYS_PRCTL:
-		r.prctlTSC(t, a)
-	case unix.SYS_PROCESS_VM_WRITEV:
-		if int(int32(a[0])) != tracee.Tgid(t.tid) {
-			return &UnsupportedError{Tid: t.tid, Name: "process_vm_writev", Reason: "writing another process's memory is not supported"}
+	if t.emu != nil && t.emu.sysemu {
+		// Entered under an emulated PTRACE_SYSEMU: the kernel does not
+		// run the call; rax (-ENOSYS, or what the tracer set) stays.
+		t.emu.sysemu = false
+		r.nullifyCall(t, int64(regs[ptrace.RAX]))
+	} else {
+		if ret, skip := sc.Skip(linux.Args(a)); skip {
+			r.nullifyCall(t, ret)
 		}
-	case unix.SYS_PTRACE, unix.SYS_WAIT4, unix.SYS_WAITID:
-		if err := r.ptraceEntry(t, nr, a); err != nil {
+		if err := r.entrySpecial(t, nr, a); err != nil {
 			return err
 		}
-	}
-	if t.nullify && !r.seccompAllows(t, nr, &regs) {
-		t.nullify = false
+		if t.nullify && !r.seccompAllows(t, nr, &regs) {
+			t.nullify = false
+		}
 	}
 	if t.nullify {
 		regs[ptrace.ORIGRAX] = ^uint64(0)
@@ -120,13 +128,28 @@ func (r *recorder) onEntry(t *task) error {
 		// does not, other tasks run while it sleeps. An unknown number
 		// takes this path too: a newer kernel may implement it.
 		_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-		st, ok, err := ptrace.Wait(t.tid, true)
+		st, ok, err := waitStop(t.tid, true)
 		if err != nil {
 			return err
 		}
 		if ok {
 			return r.handle(st)
 		}
+	}
+	return nil
+}
+
+// entrySpecial handles the entries that need more than the table.
+func (r *recorder) entrySpecial(t *task, nr int, a [6]uint64) error {
+	switch nr {
+	case unix.SYS_PRCTL:
+		r.prctlTSC(t, a)
+	case unix.SYS_PROCESS_VM_WRITEV:
+		if int(int32(a[0])) != tracee.Tgid(t.tid) {
+			return &UnsupportedError{Tid: t.tid, Name: "process_vm_writev", Reason: "writing another process's memory is not supported"}
+		}
+	case unix.SYS_PTRACE, unix.SYS_WAIT4, unix.SYS_WAITID:
+		return r.ptraceEntry(t, nr, a)
 	}
 	return nil
 }
@@ -241,6 +264,9 @@ func (r *recorder) onExit(t *task) error {
 	}
 	if t.execed && (t.sysno == unix.SYS_EXECVE || t.sysno == unix.SYS_EXECVEAT) && ret == 0 {
 		t.execed = false
+		if t.emu != nil {
+			t.emu.exitStop = false // not emulated after an exec (limitations.md)
+		}
 		if err := r.onExecDone(t, t.exFormer); err != nil {
 			return err
 		}
@@ -294,7 +320,10 @@ func (r *recorder) onExit(t *task) error {
 			return fmt.Errorf("%s: checksum: %w", describe(t), err)
 		}
 	}
-	return r.emit(ev)
+	if err := r.emit(ev); err != nil {
+		return err
+	}
+	return r.ptraceSyscallExit(t)
 }
 
 // exitSpecial records what the declarative table cannot express: mapped
@@ -445,12 +474,15 @@ func (r *recorder) stdioFlag(t *task, fd int) uint64 {
 func (r *recorder) exitNow(t *task, nr int) error {
 	settle := false
 	for {
-		st, _, err := ptrace.Wait(t.tid, false)
+		st, _, err := r.waitFor(t.tid)
 		if err != nil {
 			return err
 		}
 		if st.Kind == ptrace.StopExited {
 			return r.onExited(t, st)
+		}
+		if st.Kind == stopVanished {
+			return r.lost(t, unix.ESRCH)
 		}
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
 			// The wait below lets the kernel finish with words that
@@ -477,7 +509,7 @@ func (r *recorder) exitNow(t *task, nr int) error {
 		return nil
 	}
 	for i := 0; ; i++ {
-		st, ok, err := ptrace.Wait(t.tid, true)
+		st, ok, err := waitStop(t.tid, true)
 		if err != nil {
 			return err
 		}

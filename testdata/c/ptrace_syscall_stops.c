@@ -1,4 +1,4 @@
-// Tests that an unemulated ptrace request (PTRACE_SYSCALL, as strace uses) is refused at record with the request's name, after TRACEME and a SIGSTOP stop worked.
+// Tests emulated PTRACE_SYSCALL as strace uses it: after TRACEME and a SIGSTOP stop, the tracer counts the child's syscall-entry and -exit stops until it exits.
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
