@@ -140,6 +140,11 @@ func (r *recorder) exitStop(t *task) error {
 	// words change now, so the event goes here, not at the exit
 	// event, which may come much later.
 	words, settle := robustExit(t)
+	if r.execing(t) {
+		// Killed by a sibling's execve: replay lets such threads die
+		// as the exec runs, before this point; their memory goes.
+		words, settle = nil, false
+	}
 	if w, ok := r.clearTidAtDeath(t); ok {
 		words = append(words, w)
 		settle = true
@@ -181,4 +186,15 @@ func (r *recorder) releaseExits() error {
 		}
 	}
 	return nil
+}
+
+// execing reports whether another thread of t's process is in execve.
+func (r *recorder) execing(t *task) bool {
+	tgid := tracee.Tgid(t.tid)
+	for _, o := range r.tasks {
+		if o != t && o.state == stKernel && (o.sysno == unix.SYS_EXECVE || o.sysno == unix.SYS_EXECVEAT) && tracee.Tgid(o.tid) == tgid {
+			return true
+		}
+	}
+	return false
 }
