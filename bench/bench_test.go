@@ -25,7 +25,7 @@ echo "gorr: record: unsupported system call frobnicate" >&2
 exit 3
 `)
 	w := &workload{name: "true", dir: dir, argv: []string{"true"}}
-	r := measure(w, gorr, dir, 2)
+	r := measure(w, gorr, dir, 2, []mode{bufferOn})
 	if r.failedStage != "record" || r.err == nil {
 		t.Fatalf("failedStage %q, err %v; want a record failure", r.failedStage, r.err)
 	}
@@ -34,6 +34,9 @@ exit 3
 	}
 	cells := row(r)
 	want := "failed: exit status 3: gorr: record: unsupported system call frobnicate"
+	if len(cells) != len(header([]mode{bufferOn})) {
+		t.Errorf("%d cells for %d columns", len(cells), len(header([]mode{bufferOn})))
+	}
 	if cells[2] != want {
 		t.Errorf("record cell %q, want %q", cells[2], want)
 	}
@@ -50,23 +53,33 @@ exit 3
 
 func TestMeasureSuccess(t *testing.T) {
 	dir := t.TempDir()
-	// record: create the trace with a 10-byte file; replay: succeed (and
-	// print the recorded output when not quiet).
+	// record [-n] -o DIR: create the trace with a 10-byte file (11 with
+	// -n); replay: succeed (and print the recorded output when not quiet).
 	gorr := writeScript(t, dir, `if [ "$1" = record ]; then
-	mkdir -p "$3/files" && printf 0123456789 > "$3/events" && shift 3 && exec "$@"
+	shift; extra=
+	if [ "$1" = -n ]; then shift; extra=n; fi
+	mkdir -p "$2/files" && printf 0123456789$extra > "$2/events" && shift 2 && exec "$@"
 fi
 [ "$3" = -q ] || echo hello
 `)
 	w := &workload{name: "echo", dir: dir, argv: []string{"echo", "hello"}}
-	r := measure(w, gorr, dir, 3)
+	r := measure(w, gorr, dir, 3, []mode{bufferOn, bufferOff})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
-	if len(r.native) != 3 || len(r.record) != 3 || len(r.replay) != 3 {
-		t.Fatalf("samples %d %d %d, want 3 each", len(r.native), len(r.record), len(r.replay))
+	if len(r.native) != 3 || len(r.modes) != 2 {
+		t.Fatalf("%d native samples, %d modes; want 3 and 2", len(r.native), len(r.modes))
 	}
-	if s := sizeMedians(r.sizes); s != (traceSize{total: 10}) {
-		t.Errorf("size %+v, want 10 bytes", s)
+	for i, mr := range r.modes {
+		if len(mr.record) != 3 || len(mr.replay) != 3 {
+			t.Fatalf("mode %q: samples %d %d, want 3 each", mr.mode.name, len(mr.record), len(mr.replay))
+		}
+		if s := sizeMedians(mr.sizes); s != (traceSize{total: int64(10 + i)}) {
+			t.Errorf("mode %q: size %+v, want %d bytes", mr.mode.name, s, 10+i)
+		}
+	}
+	if cells := row(r); len(cells) != len(header(modesOf(r))) {
+		t.Errorf("%d cells, %d columns", len(cells), len(header(modesOf(r))))
 	}
 }
 
@@ -118,4 +131,12 @@ func TestRunTimeoutKillsProcessGroup(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("run returned after %v", d)
 	}
+}
+
+func modesOf(r *result) []mode {
+	var ms []mode
+	for _, mr := range r.modes {
+		ms = append(ms, mr.mode)
+	}
+	return ms
 }

@@ -4,7 +4,7 @@
 //
 // Usage, from anywhere in the module:
 //
-//	go run ./bench [-n 3] [-only NAME] [-markdown] [-keep]
+//	go run ./bench [-n 3] [-only NAME,...] [-skip-long] [-buffer both|on|off] [-compare OLDGORR] [-markdown] [-keep]
 package main
 
 import (
@@ -23,16 +23,44 @@ import (
 
 func main() {
 	n := flag.Int("n", 3, "repetitions of each measurement (the median is reported)")
-	only := flag.String("only", "", "run only the workload `NAME`")
+	only := flag.String("only", "", "run only the workloads `NAME[,NAME...]`")
 	markdown := flag.Bool("markdown", false, "print the table as a Markdown table")
 	keep := flag.Bool("keep", false, "keep the temporary directory (workloads, last traces)")
+	buffer := flag.String("buffer", "both", "record with the system-call buffer `on` (gorr's default), `off` (record -n), or both")
+	skipLong := flag.Bool("skip-long", false, "leave out the workloads that take minutes under gorr (go-build)")
+	compare := flag.String("compare", "", "also measure the gorr binary at `PATH` (record with the buffer on), interleaved: before/after figures from the same minutes")
 	flag.Parse()
+	var modes []mode
+	switch *buffer {
+	case "both":
+		modes = []mode{bufferOn, bufferOff}
+	case "on":
+		modes = []mode{bufferOn}
+	case "off":
+		modes = []mode{bufferOff}
+	default:
+		fatalf("-buffer wants on, off or both, got %q", *buffer)
+	}
+	if *compare != "" {
+		abs, err := filepath.Abs(*compare)
+		if err != nil {
+			fatalf("%v", err)
+		}
+		modes = append([]mode{{name: "[compared]", gorr: abs}}, modes...)
+	}
 	if *n < 1 || flag.NArg() > 0 {
 		flag.Usage()
 		os.Exit(2)
 	}
-	if *only != "" && !knownWorkload(*only) {
-		fatalf("unknown workload %q; known: %s", *only, strings.Join(workloadNames(), ", "))
+	selected := map[string]bool{}
+	for _, name := range strings.Split(*only, ",") {
+		if name == "" {
+			continue
+		}
+		if !knownWorkload(name) {
+			fatalf("unknown workload %q; known: %s", name, strings.Join(workloadNames(), ", "))
+		}
+		selected[name] = true
 	}
 
 	root, err := moduleRoot()
@@ -59,20 +87,29 @@ func main() {
 	loadStart := loadAvg()
 	var results []*result
 	for _, wl := range workloads {
-		if *only != "" && wl.name != *only {
+		if len(selected) > 0 && !selected[wl.name] || *skipLong && wl.long && len(selected) == 0 {
 			continue
 		}
-		results = append(results, runWorkload(wl.name, wl.setup, gorr, tmp, *n))
+		results = append(results, runWorkload(wl.name, wl.setup, gorr, tmp, *n, modes))
 	}
 
 	fmt.Println()
 	printMachine(os.Stdout, root, *n)
+	if *compare != "" {
+		fmt.Printf("- [compared]: %s\n", *compare)
+	}
+	if len(modes) > 1 || modes[0].name != "" {
+		fmt.Println("- record: gorr's default, with the system-call buffer; record -n: without it")
+		if bufferIsNoop(gorr) {
+			fmt.Println("- this gorr has no system-call buffer yet (`record -n` has no effect): both modes measure the same recorder")
+		}
+	}
 	fmt.Printf("- load average (1, 5, 15 min) before: %s, after: %s\n", loadStart, loadAvg())
 	fmt.Println()
 	if *markdown {
-		printMarkdown(os.Stdout, results)
+		printMarkdown(os.Stdout, modes, results)
 	} else {
-		printText(os.Stdout, results)
+		printText(os.Stdout, modes, results)
 	}
 
 	failed := false
@@ -91,7 +128,7 @@ func main() {
 
 // runWorkload sets up and measures one workload, reporting progress and
 // failures (with the child's full stderr) on stderr.
-func runWorkload(name string, setup setupFunc, gorr, tmp string, n int) *result {
+func runWorkload(name string, setup setupFunc, gorr, tmp string, n int, modes []mode) *result {
 	dir := filepath.Join(tmp, name)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return &result{w: &workload{name: name}, failedStage: "setup", err: err}
@@ -107,7 +144,7 @@ func runWorkload(name string, setup setupFunc, gorr, tmp string, n int) *result 
 	if err := os.MkdirAll(traces, 0o755); err != nil {
 		return &result{w: w, failedStage: "setup", err: err}
 	}
-	r := measure(w, gorr, traces, n)
+	r := measure(w, gorr, traces, n, modes)
 	for _, warning := range r.warnings {
 		logf("%s: WARNING: %s", name, warning)
 	}
@@ -118,16 +155,36 @@ func runWorkload(name string, setup setupFunc, gorr, tmp string, n int) *result 
 			logf("%s: stderr of the failed run:\n%s", name, re.stderr)
 		}
 	} else {
-		logf("%s: native %s, record %s, replay %s (median [samples], ms)", name,
-			samples(r.native), samples(r.record), samples(r.replay))
+		msg := "native " + samples(r.native)
+		for _, mr := range r.modes {
+			sfx := suffix(mr.mode)
+			msg += fmt.Sprintf(", record%s %s, replay%s %s", sfx, samples(mr.record), sfx, samples(mr.replay))
+		}
+		logf("%s: %s (median [samples], ms)", name, msg)
 	}
 	return r
 }
 
-// The table's columns.
-var header = []string{"workload", "native (ms)", "record (ms)", "replay (ms)",
-	"record/native", "replay/native", "replay/record",
-	"trace MB", "captured files MB", "hard-linked MB (not counted)"}
+// header returns the table's columns for the modes measured.
+func header(modes []mode) []string {
+	h := []string{"workload", "native (ms)"}
+	for _, m := range modes {
+		sfx := suffix(m)
+		h = append(h, "record"+sfx+" (ms)", "replay"+sfx+" (ms)")
+	}
+	for _, m := range modes {
+		sfx := suffix(m)
+		h = append(h, "record"+sfx+"/native", "replay"+sfx+"/native", "replay/record"+sfx)
+	}
+	return append(h, "trace MB", "captured files MB", "hard-linked MB (not counted)")
+}
+
+func suffix(m mode) string {
+	if m.name == "" {
+		return ""
+	}
+	return " " + m.name
+}
 
 // row formats a result as table cells. A failed measurement shows
 // "failed: <reason>" in its column and "-" in the columns that depend on it.
@@ -142,10 +199,13 @@ func row(r *result) []string {
 		}
 		return fmt.Sprintf("%.0f", ms(median(xs)))
 	}
-	cells = append(cells,
-		stage("native", r.native), stage("record", r.record), stage("replay", r.replay))
+	cells = append(cells, stage("native", r.native))
 	if r.failedStage == "setup" {
 		cells[1] = "failed: " + short(r.err)
+	}
+	for _, mr := range r.modes {
+		sfx := suffix(mr.mode)
+		cells = append(cells, stage("record"+sfx, mr.record), stage("replay"+sfx, mr.replay))
 	}
 	ratio := func(a, b []time.Duration) string {
 		if len(a) == 0 || len(b) == 0 || r.err != nil {
@@ -153,15 +213,26 @@ func row(r *result) []string {
 		}
 		return fmt.Sprintf("%.1fx", float64(median(a))/float64(median(b)))
 	}
-	cells = append(cells, ratio(r.record, r.native), ratio(r.replay, r.native), ratio(r.replay, r.record))
-	if len(r.sizes) == 0 || r.err != nil {
+	for _, mr := range r.modes {
+		cells = append(cells, ratio(mr.record, r.native), ratio(mr.replay, r.native), ratio(mr.replay, mr.record))
+	}
+	// The trace sizes are those of the gorr built (the first mode that is
+	// not a compared binary).
+	var sized *modeResult
+	for _, mr := range r.modes {
+		if mr.mode.gorr == "" && sized == nil {
+			sized = mr
+		}
+	}
+	if sized == nil || len(sized.sizes) == 0 || r.err != nil {
 		return append(cells, "-", "-", "-")
 	}
-	s := sizeMedians(r.sizes)
+	s := sizeMedians(sized.sizes)
 	return append(cells, mb(s.total), mb(s.files), mb(s.linked))
 }
 
-func printMarkdown(w io.Writer, results []*result) {
+func printMarkdown(w io.Writer, modes []mode, results []*result) {
+	header := header(modes)
 	fmt.Fprintf(w, "| %s |\n", strings.Join(header, " | "))
 	sep := make([]string, len(header))
 	for i := range sep {
@@ -174,9 +245,9 @@ func printMarkdown(w io.Writer, results []*result) {
 	}
 }
 
-func printText(w io.Writer, results []*result) {
+func printText(w io.Writer, modes []mode, results []*result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "%s\t\n", strings.Join(header, "\t"))
+	fmt.Fprintf(tw, "%s\t\n", strings.Join(header(modes), "\t"))
 	for _, r := range results {
 		fmt.Fprintf(tw, "%s\t\n", strings.Join(row(r), "\t"))
 	}
@@ -197,6 +268,18 @@ func printMachine(w io.Writer, root string, n int) {
 		fmt.Fprintf(w, "- gorr commit: %s\n", rev)
 	}
 	fmt.Fprintf(w, "- median of %d runs; MB = 10^6 bytes\n", n)
+}
+
+// bufferIsNoop says whether gorr's help says -n has no effect (the
+// system-call buffer does not exist yet).
+func bufferIsNoop(gorr string) bool {
+	out, _ := exec.Command(gorr, "help", "record").CombinedOutput()
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, "--no-syscall-buffer") {
+			return strings.Contains(line, "no effect")
+		}
+	}
+	return false
 }
 
 // commandLine returns the first line of a command's output, or "?".

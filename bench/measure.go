@@ -133,14 +133,34 @@ func measureTrace(dir string) (traceSize, error) {
 	return s, err
 }
 
+// A mode is one way of recording: with the system-call buffer (gorr's
+// default) or without it (record -n).
+type mode struct {
+	name  string   // "" for the default, else the flag, shown in the column names
+	flags []string // extra record flags
+	gorr  string   // another gorr binary to run (-compare), "" for the one built
+}
+
+var (
+	bufferOn  = mode{name: "", flags: nil}
+	bufferOff = mode{name: "-n", flags: []string{"-n"}}
+)
+
+// modeResult holds the samples of one mode.
+type modeResult struct {
+	mode           mode
+	record, replay []time.Duration
+	sizes          []traceSize
+}
+
 // result holds the N samples of each measurement of one workload.
 type result struct {
-	w                      *workload
-	native, record, replay []time.Duration
-	sizes                  []traceSize
-	failedStage            string // "setup", "native", "record", "replay" or ""
-	err                    error
-	warnings               []string
+	w           *workload
+	native      []time.Duration
+	modes       []*modeResult
+	failedStage string // "setup", "native", "record", "replay", "record -n", "replay -n" or ""
+	err         error
+	warnings    []string
 }
 
 func (r *result) fail(stage string, err error) {
@@ -148,12 +168,15 @@ func (r *result) fail(stage string, err error) {
 }
 
 // measure runs the workload n times natively, under gorr record and under
-// gorr replay, interleaved so that drifts of the machine affect all three
-// alike. The first recording is also checked: its output must match the
-// native run's, and a non-quiet replay must reproduce it. A gorr failure
-// stops the gorr runs but not the native ones.
-func measure(w *workload, gorr, traceRoot string, n int) *result {
+// gorr replay (once per mode), interleaved so that drifts of the machine
+// affect all alike. The first recording of each mode is also checked: its
+// output must match the native run's, and a non-quiet replay must
+// reproduce it. A gorr failure stops the gorr runs but not the native ones.
+func measure(w *workload, gorr, traceRoot string, n int, modes []mode) *result {
 	r := &result{w: w}
+	for _, m := range modes {
+		r.modes = append(r.modes, &modeResult{mode: m})
+	}
 	for i := 0; i < n; i++ {
 		if err := reset(w); err != nil {
 			r.fail("native", err)
@@ -165,62 +188,77 @@ func measure(w *workload, gorr, traceRoot string, n int) *result {
 			return r
 		}
 		r.native = append(r.native, nat.wall)
-		if r.err != nil {
-			continue
-		}
-
-		trace := filepath.Join(traceRoot, fmt.Sprintf("%s-%d", w.name, i))
-		if err := os.RemoveAll(trace); err != nil {
-			r.fail("record", err)
-			continue
-		}
-		if err := reset(w); err != nil {
-			r.fail("record", err)
-			continue
-		}
-		rec, err := run(w.dir, append([]string{gorr, "record", "-o", trace}, w.argv...)...)
-		if err != nil {
-			r.fail("record", err)
-			continue
-		}
-		r.record = append(r.record, rec.wall)
-		if i == 0 && !bytes.Equal(rec.stdout, nat.stdout) {
-			r.warnings = append(r.warnings, fmt.Sprintf("recorded stdout %q differs from native stdout %q",
-				clip(rec.stdout), clip(nat.stdout)))
-		}
-
-		rep, err := run(w.dir, gorr, "replay", "-a", "-q", trace)
-		if err != nil {
-			r.fail("replay", err)
-			continue
-		}
-		r.replay = append(r.replay, rep.wall)
-
-		size, err := measureTrace(trace)
-		if err != nil {
-			r.fail("replay", err)
-			continue
-		}
-		r.sizes = append(r.sizes, size)
-
-		if i == 0 {
-			// Untimed check that replay reproduces the recorded output.
-			out, err := run(w.dir, gorr, "replay", "-a", trace)
-			if err != nil {
-				r.fail("replay", err)
-				continue
+		for _, mr := range r.modes {
+			if r.err != nil {
+				break
 			}
-			if !bytes.Equal(out.stdout, rec.stdout) {
-				r.fail("replay", fmt.Errorf("replay stdout %q differs from recorded %q",
-					clip(out.stdout), clip(rec.stdout)))
-				continue
-			}
-		}
-		if i < n-1 {
-			os.RemoveAll(trace) // the last trace stays, for -keep
+			r.measureMode(mr, gorr, traceRoot, i, n, nat.stdout)
 		}
 	}
 	return r
+}
+
+// measureMode makes the i-th recording and replay of one mode.
+func (r *result) measureMode(mr *modeResult, gorr, traceRoot string, i, n int, nativeOut []byte) {
+	w, suffix := r.w, ""
+	if mr.mode.name != "" {
+		suffix = " " + mr.mode.name
+	}
+	trace := filepath.Join(traceRoot, fmt.Sprintf("%s%s-%d", w.name, strings.ReplaceAll(suffix, " ", ""), i))
+	if err := os.RemoveAll(trace); err != nil {
+		r.fail("record"+suffix, err)
+		return
+	}
+	if err := reset(w); err != nil {
+		r.fail("record"+suffix, err)
+		return
+	}
+	if mr.mode.gorr != "" {
+		gorr = mr.mode.gorr
+	}
+	argv := append([]string{gorr, "record"}, mr.mode.flags...)
+	argv = append(append(argv, "-o", trace), w.argv...)
+	rec, err := run(w.dir, argv...)
+	if err != nil {
+		r.fail("record"+suffix, err)
+		return
+	}
+	mr.record = append(mr.record, rec.wall)
+	if i == 0 && !bytes.Equal(rec.stdout, nativeOut) {
+		r.warnings = append(r.warnings, fmt.Sprintf("recorded%s stdout %q differs from native stdout %q",
+			suffix, clip(rec.stdout), clip(nativeOut)))
+	}
+
+	rep, err := run(w.dir, gorr, "replay", "-a", "-q", trace)
+	if err != nil {
+		r.fail("replay"+suffix, err)
+		return
+	}
+	mr.replay = append(mr.replay, rep.wall)
+
+	size, err := measureTrace(trace)
+	if err != nil {
+		r.fail("replay"+suffix, err)
+		return
+	}
+	mr.sizes = append(mr.sizes, size)
+
+	if i == 0 {
+		// Untimed check that replay reproduces the recorded output.
+		out, err := run(w.dir, gorr, "replay", "-a", trace)
+		if err != nil {
+			r.fail("replay"+suffix, err)
+			return
+		}
+		if !bytes.Equal(out.stdout, rec.stdout) {
+			r.fail("replay"+suffix, fmt.Errorf("replay stdout %q differs from recorded %q",
+				clip(out.stdout), clip(rec.stdout)))
+			return
+		}
+	}
+	if i < n-1 {
+		os.RemoveAll(trace) // the last trace stays, for -keep
+	}
 }
 
 func reset(w *workload) error {

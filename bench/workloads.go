@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 )
 
 // A workload is one program run natively, under `gorr record` and under
@@ -26,16 +28,20 @@ type setupFunc func(dir string) (*workload, error)
 var workloads = []struct {
 	name  string
 	setup setupFunc
+	long  bool // takes minutes under gorr: -skip-long leaves it out
 }{
-	{"syscall-heavy", setupSyscallHeavy},
-	{"cpu-bound", setupCPUBound},
-	{"process-heavy", setupProcessHeavy},
-	{"multi-threaded", setupMultiThreaded},
-	{"go-program", setupGoProgram},
-	{"compute-threads", setupComputeThreads},
-	{"spin-counter", setupSpinCounter},
-	{"alarm-buffer-O0", setupAlarmBuffer("-O0")},
-	{"alarm-buffer-O2", setupAlarmBuffer("-O2")},
+	{"syscall-heavy", setupSyscallHeavy, false},
+	{"cpu-bound", setupCPUBound, false},
+	{"process-heavy", setupProcessHeavy, false},
+	{"multi-threaded", setupMultiThreaded, false},
+	{"go-program", setupGoProgram, false},
+	{"mutex", setupMutex, false},
+	{"python-json", setupPythonJSON, false},
+	{"go-build", setupGoBuild, true},
+	{"compute-threads", setupComputeThreads, false},
+	{"spin-counter", setupSpinCounter, false},
+	{"alarm-buffer-O0", setupAlarmBuffer("-O0"), false},
+	{"alarm-buffer-O2", setupAlarmBuffer("-O2"), false},
 }
 
 const alarmBufferC = `#include <signal.h>
@@ -453,4 +459,178 @@ func compileC(dir, name, source string, extra ...string) (string, error) {
 		return "", fmt.Errorf("gcc %s: %v\n%s", name, err, out)
 	}
 	return exe, nil
+}
+
+const mutexC = `#include <pthread.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define NTHREADS 4
+#define ITERS 20000
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static long counter, pidsum;
+
+/* Each thread locks, increments, unlocks; every 4th iteration it also
+   calls getpid (a real system call, not a cached one). */
+static void *worker(void *arg) {
+	for (int i = 0; i < ITERS; i++) {
+		pthread_mutex_lock(&mu);
+		counter++;
+		pthread_mutex_unlock(&mu);
+		if (i % 4 == 0) {
+			long p = syscall(SYS_getpid);
+			pthread_mutex_lock(&mu);
+			pidsum += p > 0;
+			pthread_mutex_unlock(&mu);
+		}
+	}
+	return arg;
+}
+
+int main(void) {
+	pthread_t th[NTHREADS];
+	for (long t = 0; t < NTHREADS; t++)
+		pthread_create(&th[t], NULL, worker, (void *)t);
+	for (int t = 0; t < NTHREADS; t++)
+		pthread_join(th[t], NULL);
+	printf("counter %ld getpids %ld\n", counter, pidsum);
+	return counter == (long)NTHREADS * ITERS ? 0 : 1;
+}
+`
+
+// setupMutex compiles the issue-12 mutex workload: 4 pthreads x 20000
+// lock/increment/unlock, a getpid every 4th iteration.
+func setupMutex(dir string) (*workload, error) {
+	exe, err := compileC(dir, "mutex.c", mutexC, "-pthread")
+	if err != nil {
+		return nil, err
+	}
+	return &workload{
+		name: "mutex",
+		desc: "C, 4 pthreads x 20000 lock/increment/unlock of a shared mutex, a getpid every 4th iteration",
+		dir:  dir,
+		argv: []string{exe},
+	}, nil
+}
+
+const pythonJSON = `import json, random
+random.seed(1)
+total = 0
+for i in range(300):
+    xs = [random.random() for _ in range(200)] + [random.randrange(1 << 40) for _ in range(100)]
+    total += len(json.dumps({"round": i, "xs": xs, "s": [str(x) for x in xs[:50]]}))
+print("bytes", total)
+`
+
+// setupPythonJSON runs python3 dumping random lists to JSON. The
+// interpreter is resolved to its real path (not a pyenv shim, which is a
+// shell script that would add processes).
+func setupPythonJSON(dir string) (*workload, error) {
+	out, err := combinedOutput(dir, "python3", "-c", "import sys; print(sys.executable)")
+	if err != nil {
+		return nil, fmt.Errorf("python3: %v\n%s", err, out)
+	}
+	py := strings.TrimSpace(string(out))
+	script := filepath.Join(dir, "dumps.py")
+	if err := os.WriteFile(script, []byte(pythonJSON), 0o644); err != nil {
+		return nil, err
+	}
+	return &workload{
+		name: "python-json",
+		desc: "python3: json.dumps of lists of 300 random numbers (and their strings), 300 rounds",
+		dir:  dir,
+		argv: []string{py, "-S", script},
+	}, nil
+}
+
+// goBuildFiles is a small module of three packages importing a dozen
+// standard packages: built with an empty GOCACHE, go compiles those too
+// (about 120 processes: compile, asm, link, cgo and vet helpers).
+var goBuildFiles = map[string]string{
+	"go.mod": "module example.com/small\n\ngo 1.21\n",
+	"main.go": `package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"example.com/small/shapes"
+	"example.com/small/words"
+)
+
+func main() {
+	b, _ := json.Marshal(shapes.All())
+	fmt.Fprintln(os.Stdout, string(b), words.Count("a b c"))
+}
+`,
+	"shapes/shapes.go": `package shapes
+
+import (
+	"math"
+	"sort"
+)
+
+type Shape struct {
+	Name string
+	Area float64
+}
+
+func All() []Shape {
+	s := []Shape{{"circle", math.Pi}, {"square", 1}}
+	sort.Slice(s, func(i, j int) bool { return s[i].Area < s[j].Area })
+	return s
+}
+`,
+	"words/words.go": `package words
+
+import (
+	"bufio"
+	"strings"
+)
+
+func Count(s string) int {
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Split(bufio.ScanWords)
+	n := 0
+	for sc.Scan() {
+		n++
+	}
+	return n
+}
+`,
+}
+
+// setupGoBuild writes a small module; every run builds it with an empty
+// GOCACHE (a fresh directory, removed before each run).
+func setupGoBuild(dir string) (*workload, error) {
+	mod := filepath.Join(dir, "mod")
+	for name, body := range goBuildFiles {
+		p := filepath.Join(mod, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			return nil, err
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			return nil, err
+		}
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return nil, err
+	}
+	cache := filepath.Join(dir, "gocache")
+	out := filepath.Join(dir, "small")
+	return &workload{
+		name: "go-build",
+		desc: "cold go build of a 3-package module importing a dozen standard packages (empty GOCACHE, about 120 processes)",
+		dir:  mod,
+		argv: []string{"env", "GOCACHE=" + cache, "GOFLAGS=", "GOTOOLCHAIN=local", "CGO_ENABLED=0",
+			goBin, "build", "-o", out, "."},
+		reset: func() error {
+			os.Remove(out)
+			return os.RemoveAll(cache)
+		},
+	}, nil
 }

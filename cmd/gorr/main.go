@@ -101,6 +101,9 @@ var helpText = map[string]string{
                               the x86-64-v3 baseline (AVX2, BMI2, FMA, ...:
                               no AVX-512), so the trace replays on any such
                               CPU (replay checks the CPU has what a trace needs)
+      --stats                 print, at the end, the recorder's wall time by
+                              phase (waiting for stops, syscall handling,
+                              exec snapshots, file capture, patching, ...)
   -w, --wait                  record until every process has exited (by
                               default, as rr, the processes still alive when
                               the initial one exits are killed)

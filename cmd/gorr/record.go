@@ -35,9 +35,11 @@ var recordFlags = []flagSpec{
 	{"C", "checksum", false},
 	{"", "portable", false},
 	{"w", "wait", false},
+	{"", "stats", false},
 }
 
 func cmdRecord(args []string) int {
+	begin := time.Now()
 	p, err := parseFlags(args, recordFlags)
 	if err != nil {
 		return fatalf("record: %v (see 'gorr help record')", err)
@@ -128,7 +130,9 @@ func cmdRecord(args []string) int {
 	if log != nil {
 		opts.Log = log
 	}
+	setup := time.Since(begin)
 	res, err := record.Record(opts)
+	recorded := time.Since(begin) - setup
 	if err != nil {
 		return fatalf("record: %v\ngorr: the trace in %s is incomplete", err, abs)
 	}
@@ -137,6 +141,11 @@ func cmdRecord(args []string) int {
 	hdr.CPUIDFaulting = res.CPUIDFaulting
 	if err := w.Close(hdr); err != nil {
 		return fatalf("record: finish trace: %v", err)
+	}
+	if p.has("stats") {
+		fmt.Fprintf(os.Stderr, "gorr: %d events; set-up %.1f ms, recording %.1f ms, closing the trace %.1f ms\n",
+			res.Events, ms(setup), ms(recorded), ms(time.Since(begin)-setup-recorded))
+		record.PrintStats(os.Stderr, res.Stats)
 	}
 	return exitLike(res.Status)
 }
@@ -171,6 +180,8 @@ func setEnv(env []string, kv string) []string {
 	}
 	return append(out, kv)
 }
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func cstr(b []byte) string {
 	for i, c := range b {

@@ -11,7 +11,7 @@ package asyncpoint
 import (
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -114,10 +114,10 @@ func isString(op x86asm.Op) bool {
 
 // regIndex maps a 64-bit general register to its index in trace.Regs.
 var regIndex = map[x86asm.Reg]int{
-	x86asm.RAX: ptrace.RAX, x86asm.RCX: ptrace.RCX, x86asm.RDX: ptrace.RDX, x86asm.RBX: ptrace.RBX,
-	x86asm.RSP: ptrace.RSP, x86asm.RBP: ptrace.RBP, x86asm.RSI: ptrace.RSI, x86asm.RDI: ptrace.RDI,
-	x86asm.R8: ptrace.R8, x86asm.R9: ptrace.R9, x86asm.R10: ptrace.R10, x86asm.R11: ptrace.R11,
-	x86asm.R12: ptrace.R12, x86asm.R13: ptrace.R13, x86asm.R14: ptrace.R14, x86asm.R15: ptrace.R15,
+	x86asm.RAX: machine.RAX, x86asm.RCX: machine.RCX, x86asm.RDX: machine.RDX, x86asm.RBX: machine.RBX,
+	x86asm.RSP: machine.RSP, x86asm.RBP: machine.RBP, x86asm.RSI: machine.RSI, x86asm.RDI: machine.RDI,
+	x86asm.R8: machine.R8, x86asm.R9: machine.R9, x86asm.R10: machine.R10, x86asm.R11: machine.R11,
+	x86asm.R12: machine.R12, x86asm.R13: machine.R13, x86asm.R14: machine.R14, x86asm.R15: machine.R15,
 }
 
 // accesses lists the aligned memory words inst touches, explicitly or
@@ -148,7 +148,7 @@ func accesses(inst *x86asm.Inst, pc uint64, r *trace.Regs) []uint64 {
 			}
 		}
 	}
-	sp := r[ptrace.RSP]
+	sp := r[machine.RSP]
 	switch inst.Op {
 	case x86asm.PUSH, x86asm.PUSHF, x86asm.PUSHFQ, x86asm.CALL:
 		add(sp-8, 8)
@@ -163,9 +163,9 @@ func effective(m x86asm.Mem, inst *x86asm.Inst, pc uint64, r *trace.Regs) (uint6
 	switch m.Segment {
 	case 0, x86asm.DS, x86asm.SS, x86asm.ES, x86asm.CS:
 	case x86asm.FS:
-		addr = r[ptrace.FSBASE]
+		addr = r[machine.FSBASE]
 	case x86asm.GS:
-		addr = r[ptrace.GSBASE]
+		addr = r[machine.GSBASE]
 	default:
 		return 0, false
 	}

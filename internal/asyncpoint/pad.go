@@ -7,7 +7,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -132,13 +132,13 @@ type Pad struct {
 
 // machine register numbers of the general registers, by trace.Regs index
 var machineReg = map[int]byte{
-	ptrace.RAX: 0, ptrace.RCX: 1, ptrace.RDX: 2, ptrace.RBX: 3, ptrace.RSP: 4, ptrace.RBP: 5, ptrace.RSI: 6, ptrace.RDI: 7,
-	ptrace.R8: 8, ptrace.R9: 9, ptrace.R10: 10, ptrace.R11: 11, ptrace.R12: 12, ptrace.R13: 13, ptrace.R14: 14, ptrace.R15: 15,
+	machine.RAX: 0, machine.RCX: 1, machine.RDX: 2, machine.RBX: 3, machine.RSP: 4, machine.RBP: 5, machine.RSI: 6, machine.RDI: 7,
+	machine.R8: 8, machine.R9: 9, machine.R10: 10, machine.R11: 11, machine.R12: 12, machine.R13: 13, machine.R14: 14, machine.R15: 15,
 }
 
 // regOrder is the order in which the pad compares registers.
-var regOrder = []int{ptrace.RCX, ptrace.RDX, ptrace.RBX, ptrace.RSI, ptrace.RDI, ptrace.R8, ptrace.R9, ptrace.R10,
-	ptrace.R12, ptrace.R13, ptrace.R14, ptrace.R15, ptrace.RBP, ptrace.RSP, ptrace.RAX, ptrace.R11}
+var regOrder = []int{machine.RCX, machine.RDX, machine.RBX, machine.RSI, machine.RDI, machine.R8, machine.R9, machine.R10,
+	machine.R12, machine.R13, machine.R14, machine.R15, machine.RBP, machine.RSP, machine.RAX, machine.R11}
 
 type asm struct {
 	base uint64
@@ -204,9 +204,9 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		a.emit(0x48, 0xb8) // mov rax, imm64
 		a.u64(regs[i])
 		switch i {
-		case ptrace.RAX:
+		case machine.RAX:
 			a.ripOp(padAddr+slotRAX, 0x48, 0x39, 0x05) // cmp [slot], rax
-		case ptrace.R11:
+		case machine.R11:
 			a.ripOp(padAddr+slotR11, 0x48, 0x39, 0x05)
 		default:
 			m := machineReg[i]
@@ -231,7 +231,7 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	if fpu || len(id.Pages) > 0 {
 		// String compares need DF clear: lodsb tells which way it is
 		// (a set DF is not the point anyway when it was recorded clear).
-		if regs[ptrace.EFLAGS]&0x400 != 0 {
+		if regs[machine.EFLAGS]&0x400 != 0 {
 			return nil, fmt.Errorf("point at 0x%x was recorded with the direction flag set", site)
 		}
 		a.ripOp(padAddr+probeOff, 0x48, 0x8d, 0x35)   // lea rsi, [rip+probe]
@@ -259,7 +259,7 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 			ranges = [][2]int{{0, 4096}}
 		}
 		spOff := -1
-		if sp := regs[ptrace.RSP]; sp&^4095 == pg.Addr {
+		if sp := regs[machine.RSP]; sp&^4095 == pg.Addr {
 			spOff = int(sp&4095) &^ 7
 			ranges = fromSP(ranges, spOff)
 		}
@@ -419,11 +419,11 @@ func relocate(code []byte, inst *x86asm.Inst, from, to uint64) ([]byte, error) {
 // save slots (given as read from the pad page), rip is the site.
 func (p *Pad) Effective(trapped trace.Regs, slots []byte) trace.Regs {
 	r := trapped
-	r[ptrace.RAX] = binary.LittleEndian.Uint64(slots[slotRAX-slotRAX:])
-	r[ptrace.R11] = binary.LittleEndian.Uint64(slots[slotR11-slotRAX:])
+	r[machine.RAX] = binary.LittleEndian.Uint64(slots[slotRAX-slotRAX:])
+	r[machine.R11] = binary.LittleEndian.Uint64(slots[slotR11-slotRAX:])
 	al, ah := uint64(slots[slotFlags-slotRAX]), uint64(slots[slotFlags-slotRAX+1])
-	r[ptrace.EFLAGS] = r[ptrace.EFLAGS]&^0x8d5 | ah&0xd5 | (al&1)<<11
-	r[ptrace.RIP] = p.Site
+	r[machine.EFLAGS] = r[machine.EFLAGS]&^0x8d5 | ah&0xd5 | (al&1)<<11
+	r[machine.RIP] = p.Site
 	return r
 }
 

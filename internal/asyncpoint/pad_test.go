@@ -6,7 +6,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
-	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -15,7 +15,7 @@ var lockAdd = []byte{0xf0, 0x48, 0x83, 0x05, 0xf7, 0x0f, 0x00, 0x00, 0x01}
 
 func TestDecodeAccessesAndRelocatable(t *testing.T) {
 	var r trace.Regs
-	r[ptrace.RSP] = 0x7ff000
+	r[machine.RSP] = 0x7ff000
 	in, ok := Decode(lockAdd, 0x401000, &r)
 	if !ok || in.Len != 9 || !in.Relocatable || in.Event {
 		t.Fatalf("lock add: %+v", in)
@@ -125,8 +125,8 @@ func TestBuildPad(t *testing.T) {
 	binary.LittleEndian.PutUint64(slots, 7)
 	binary.LittleEndian.PutUint64(slots[8:], 9)
 	slots[16], slots[17] = 1, 0x41 // OF; ZF|CF
-	eff := p.Effective(trace.Regs{ptrace.EFLAGS: 0x2 | 0x200 | 0x8d5}, slots)
-	if eff[ptrace.RAX] != 7 || eff[ptrace.R11] != 9 || eff[ptrace.RIP] != site || eff[ptrace.EFLAGS] != 0x2|0x200|0x800|0x41 {
-		t.Fatalf("effective regs rax %x r11 %x rip %x flags %x", eff[ptrace.RAX], eff[ptrace.R11], eff[ptrace.RIP], eff[ptrace.EFLAGS])
+	eff := p.Effective(trace.Regs{machine.EFLAGS: 0x2 | 0x200 | 0x8d5}, slots)
+	if eff[machine.RAX] != 7 || eff[machine.R11] != 9 || eff[machine.RIP] != site || eff[machine.EFLAGS] != 0x2|0x200|0x800|0x41 {
+		t.Fatalf("effective regs rax %x r11 %x rip %x flags %x", eff[machine.RAX], eff[machine.R11], eff[machine.RIP], eff[machine.EFLAGS])
 	}
 }

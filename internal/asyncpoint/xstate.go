@@ -1,22 +1,26 @@
 package asyncpoint
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/gorr-debugger/gorr/internal/machine"
+)
 
 // Layout of the XSAVE area in the standard format (as PTRACE_GETREGSET
 // NT_X86_XSTATE returns it).
 const (
-	// LegacyLen is the size of the FXSAVE part.
-	LegacyLen = 512
-	// HeaderEnd is where the extended components begin (after the
-	// XSAVE header).
-	HeaderEnd = 576
+	// LegacyLen is the size of the FXSAVE part (machine.LegacyLen).
+	LegacyLen = machine.LegacyLen
+	// HeaderEnd is where the extended components begin, after the
+	// XSAVE header (machine.HeaderEnd).
+	HeaderEnd = machine.HeaderEnd
 	// OldXStateLen is what traces before the full identity stored: the
 	// FXSAVE area up to the end of xmm15.
 	OldXStateLen = 416
 	// ymmOffset is the AVX component (upper halves of ymm0-15), the same
 	// on every x86-64 CPU that has it.
-	ymmOffset = 576
-	ymmLen    = 256
+	ymmOffset = machine.YmmOffset
+	ymmLen    = machine.YmmLen
 )
 
 // xstateIgnored tells whether byte i of the XSAVE area is left out of a

@@ -6,7 +6,6 @@ package diversion
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -139,14 +138,7 @@ func (d *diversion) WriteRegs(regs trace.Regs, fx []byte) error {
 	if err := ptrace.SetRegs(d.pid, &regs); err != nil || fx == nil {
 		return err
 	}
-	if len(fx) < 512 {
-		return errors.New("short FXSAVE area")
-	}
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETFPREGS, uintptr(d.pid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
-	if e != 0 {
-		return fmt.Errorf("PTRACE_SETFPREGS: %w", e)
-	}
-	return nil
+	return ptrace.SetFPRegs(d.pid, fx)
 }
 
 // WriteMem writes the copy's memory (its breakpoints stay).
@@ -179,66 +171,57 @@ func ForkAt(tid int, at uint64, saved *trace.Regs) (int, error) {
 		return 0, err
 	}
 	child, entered := 0, false
-	for {
-		if err := ptrace.Resume(tid, ptrace.Syscall, 0); err != nil {
-			return child, err
-		}
-		st, _, err := ptrace.Wait(tid, false)
-		if err != nil {
-			return child, err
-		}
+	_, err := ptrace.RunUntil(tid, ptrace.Syscall, func(st ptrace.Stop) (bool, error) {
 		switch st.Kind {
 		case ptrace.StopExited:
-			return child, tracee.ErrGone
+			return true, tracee.ErrGone
 		case ptrace.StopSyscallEntry:
 			entered = true
 		case ptrace.StopSyscallExit:
 			if !entered {
-				continue // the exit of the call the task was stopped in
+				return false, nil // the exit of the call the task was stopped in
 			}
 			out, err := ptrace.GetRegs(tid)
 			if err != nil {
-				return child, err
+				return true, err
 			}
 			if res := int64(out[ptrace.RAX]); res < 0 {
-				return child, fmt.Errorf("clone: %w", unix.Errno(-res))
+				return true, fmt.Errorf("clone: %w", unix.Errno(-res))
 			} else if child == 0 {
 				child = int(res)
 			}
-			return child, WaitInitialStop(child)
+			return true, nil
 		case ptrace.StopEvent:
 			switch st.Event {
 			case unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_VFORK:
 				m, err := ptrace.EventMsg(tid)
 				if err != nil {
-					return child, err
+					return true, err
 				}
 				child = int(m)
 			}
 		}
 		// Signals are not delivered: replay reproduces the recorded ones.
+		return false, nil
+	})
+	if err != nil {
+		return child, err
 	}
+	return child, WaitInitialStop(child)
 }
 
 // WaitInitialStop waits for a new traced process's first stop.
 func WaitInitialStop(pid int) error {
-	for {
-		st, _, err := ptrace.Wait(pid, false)
-		if err != nil {
-			return err
-		}
+	_, err := ptrace.WaitUntil(pid, ptrace.Cont, func(st ptrace.Stop) (bool, error) {
 		switch st.Kind {
 		case ptrace.StopExited:
-			return tracee.ErrGone
+			return true, tracee.ErrGone
 		case ptrace.StopSignal:
-			if st.Signal == int(unix.SIGSTOP) {
-				return nil
-			}
+			return st.Signal == int(unix.SIGSTOP), nil
 		}
-		if err := ptrace.Resume(pid, ptrace.Cont, 0); err != nil {
-			return err
-		}
-	}
+		return false, nil
+	})
+	return err
 }
 
 // RestoreParent puts the replayed task back as it was: its registers,
@@ -252,20 +235,13 @@ func RestoreParent(tid int, saved *trace.Regs, reenter bool) error {
 		if err := ptrace.SetRegs(tid, &r); err != nil {
 			return err
 		}
-		for {
-			if err := ptrace.Resume(tid, ptrace.Syscall, 0); err != nil {
-				return err
-			}
-			st, _, err := ptrace.Wait(tid, false)
-			if err != nil {
-				return err
-			}
+		if _, err := ptrace.RunUntil(tid, ptrace.Syscall, func(st ptrace.Stop) (bool, error) {
 			if st.Kind == ptrace.StopExited {
-				return tracee.ErrGone
+				return true, tracee.ErrGone
 			}
-			if st.Kind == ptrace.StopSyscallEntry {
-				break
-			}
+			return st.Kind == ptrace.StopSyscallEntry, nil
+		}); err != nil {
+			return err
 		}
 	}
 	return ptrace.SetRegs(tid, saved)
@@ -303,14 +279,7 @@ func (d *diversion) kill() {
 		return
 	}
 	d.gone = true
-	_ = unix.Kill(d.pid, unix.SIGKILL)
-	for {
-		st, _, err := ptrace.Wait(d.pid, false)
-		if err != nil || st.Kind == ptrace.StopExited {
-			return
-		}
-		_ = ptrace.Resume(d.pid, ptrace.Cont, 0)
-	}
+	ptrace.KillAndReap(d.pid)
 }
 
 // regs returns the copy's registers and FXSAVE area.
@@ -319,10 +288,9 @@ func (d *diversion) regs() (trace.Regs, []byte, error) {
 	if err != nil {
 		return regs, nil, err
 	}
-	fx := make([]byte, 512)
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETFPREGS, uintptr(d.pid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
-	if e != 0 {
-		return regs, nil, fmt.Errorf("PTRACE_GETFPREGS: %w", e)
+	fx, err := ptrace.GetFPRegs(d.pid)
+	if err != nil {
+		return regs, nil, err
 	}
 	return regs, fx, nil
 }

@@ -14,6 +14,14 @@ import (
 // (if not empty) under the SHA-256 of the file's content, so that system
 // libraries are decoded once, not at every recording. A cache entry that cannot be read or written is ignored.
 func ScanFile(path, cacheDir string) ([]Site, error) {
+	return ScanFileKeyed(path, "", cacheDir)
+}
+
+// ScanFileKeyed is ScanFile with the cache keyed by digest, a hash of the
+// file's content the caller already has (the trace manifest's, for a
+// captured file), so the file is not read once more to hash it. An empty
+// digest makes it ScanFile.
+func ScanFileKeyed(path, digest, cacheDir string) ([]Site, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -27,7 +35,15 @@ func ScanFile(path, cacheDir string) ([]Site, error) {
 		return nil, fmt.Errorf("%s: not an ELF file", path)
 	}
 	var key string
-	if cacheDir != "" {
+	if cacheDir != "" && digest != "" {
+		key = "digest-" + digest + ".json"
+		if b, err := os.ReadFile(filepath.Join(cacheDir, key)); err == nil {
+			var sites []Site
+			if json.Unmarshal(b, &sites) == nil {
+				return sites, nil
+			}
+		}
+	} else if cacheDir != "" {
 		// Keyed by content: the recorder scans its private copies of
 		// mapped files, a new inode at every recording.
 		h := sha256.New()

@@ -77,3 +77,30 @@ func TestBranchTargets(t *testing.T) {
 		t.Fatalf("%d targets, %v", len(set), err)
 	}
 }
+
+// With a digest from the caller the cache is keyed by it: the file is
+// not hashed, another digest is another entry.
+func TestScanFileKeyed(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "cache")
+	want, err := ScanFile(exe, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ScanFileKeyed(exe, "abc", cache); err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("first keyed scan: %v %v, want %v", got, err, want)
+	}
+	entry := filepath.Join(cache, "digest-abc.json")
+	if err := os.WriteFile(entry, []byte(`[{"Off":9,"Kind":2}]`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ScanFileKeyed(exe, "abc", cache); len(got) != 1 || got[0].Off != 9 {
+		t.Fatalf("cached keyed scan: %v", got)
+	}
+	if got, _ := ScanFileKeyed(exe, "def", cache); !reflect.DeepEqual(got, want) {
+		t.Fatalf("scan under another digest: %v, want %v", got, want)
+	}
+}

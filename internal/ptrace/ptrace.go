@@ -6,12 +6,13 @@
 package ptrace
 
 import (
+	"errors"
 	"fmt"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/machine"
 )
 
 // Options set on every tracee.
@@ -25,6 +26,9 @@ const (
 	Syscall = unix.PTRACE_SYSCALL
 	Sysemu  = unix.PTRACE_SYSEMU
 	Step    = unix.PTRACE_SINGLESTEP
+	// SysemuStep single-steps; a system call instruction stops at its
+	// entry without running (PTRACE_SYSEMU_SINGLESTEP).
+	SysemuStep = unix.PTRACE_SYSEMU_SINGLESTEP
 )
 
 // StopKind classifies a wait result.
@@ -151,6 +155,72 @@ func Resume(tid, mode, sig int) error {
 	return nil
 }
 
+// RunUntil resumes tid with mode (no signal) and waits for its stops,
+// resuming it again with mode after each stop that until does not
+// accept, until it accepts one (true) or returns an error; it returns
+// that stop. The signals of the stops passed over are not delivered.
+// A wait or resume error ends the run.
+func RunUntil(tid, mode int, until func(Stop) (bool, error)) (Stop, error) {
+	if err := Resume(tid, mode, 0); err != nil {
+		return Stop{}, err
+	}
+	return WaitUntil(tid, mode, until)
+}
+
+// WaitUntil is RunUntil for a task that already runs: it waits first.
+func WaitUntil(tid, mode int, until func(Stop) (bool, error)) (Stop, error) {
+	for {
+		st, _, err := Wait(tid, false)
+		if err != nil {
+			return st, err
+		}
+		if ok, err := until(st); ok || err != nil {
+			return st, err
+		}
+		if err := Resume(tid, mode, 0); err != nil {
+			return st, err
+		}
+	}
+}
+
+// KillAndReap kills a traced process with SIGKILL and waits until it is
+// gone, letting it on from the stops (PTRACE_EVENT_EXIT) it still
+// reports. Resume errors are ignored: a task that died meanwhile is
+// reaped by the next wait.
+func KillAndReap(pid int) {
+	_ = unix.Kill(pid, unix.SIGKILL)
+	for {
+		st, _, err := Wait(pid, false)
+		if err != nil || st.Kind == StopExited {
+			return
+		}
+		_ = Resume(pid, Cont, 0)
+	}
+}
+
+// GetFPRegs reads the FXSAVE area (512 bytes, PTRACE_GETFPREGS).
+func GetFPRegs(tid int) ([]byte, error) {
+	fx := make([]byte, 512)
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETFPREGS, uintptr(tid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
+	if e != 0 {
+		return nil, fmt.Errorf("PTRACE_GETFPREGS: %w", e)
+	}
+	return fx, nil
+}
+
+// SetFPRegs writes the FXSAVE area from fx (at least 512 bytes,
+// PTRACE_SETFPREGS).
+func SetFPRegs(tid int, fx []byte) error {
+	if len(fx) < 512 {
+		return errors.New("short FXSAVE area")
+	}
+	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETFPREGS, uintptr(tid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
+	if e != 0 {
+		return fmt.Errorf("PTRACE_SETFPREGS: %w", e)
+	}
+	return nil
+}
+
 // SetOptions sets the standard options on a tracee.
 func SetOptions(tid int) error {
 	if err := unix.PtraceSetOptions(tid, Options); err != nil {
@@ -160,8 +230,8 @@ func SetOptions(tid int) error {
 }
 
 // GetRegs reads the general registers.
-func GetRegs(tid int) (trace.Regs, error) {
-	var r trace.Regs
+func GetRegs(tid int) (machine.Regs, error) {
+	var r machine.Regs
 	if err := unix.PtraceGetRegs(tid, (*unix.PtraceRegs)(unsafe.Pointer(&r))); err != nil {
 		return r, fmt.Errorf("PTRACE_GETREGS tid %d: %w", tid, err)
 	}
@@ -169,7 +239,7 @@ func GetRegs(tid int) (trace.Regs, error) {
 }
 
 // SetRegs writes the general registers.
-func SetRegs(tid int, r *trace.Regs) error {
+func SetRegs(tid int, r *machine.Regs) error {
 	if err := unix.PtraceSetRegs(tid, (*unix.PtraceRegs)(unsafe.Pointer(r))); err != nil {
 		return fmt.Errorf("PTRACE_SETREGS tid %d: %w", tid, err)
 	}
@@ -272,51 +342,46 @@ func SetXState(tid int, buf []byte) error {
 	return nil
 }
 
-// Register accessors on trace.Regs, in user_regs_struct order.
+// Register indices into trace.Regs (machine.Regs), in user_regs_struct
+// order: aliases of internal/machine's, which is where they live.
 const (
-	R15 = iota
-	R14
-	R13
-	R12
-	RBP
-	RBX
-	R11
-	R10
-	R9
-	R8
-	RAX
-	RCX
-	RDX
-	RSI
-	RDI
-	ORIGRAX
-	RIP
-	CS
-	EFLAGS
-	RSP
-	SS
-	FSBASE
-	GSBASE
-	DS
-	ES
-	FS
-	GS
+	R15     = machine.R15
+	R14     = machine.R14
+	R13     = machine.R13
+	R12     = machine.R12
+	RBP     = machine.RBP
+	RBX     = machine.RBX
+	R11     = machine.R11
+	R10     = machine.R10
+	R9      = machine.R9
+	R8      = machine.R8
+	RAX     = machine.RAX
+	RCX     = machine.RCX
+	RDX     = machine.RDX
+	RSI     = machine.RSI
+	RDI     = machine.RDI
+	ORIGRAX = machine.ORIGRAX
+	RIP     = machine.RIP
+	CS      = machine.CS
+	EFLAGS  = machine.EFLAGS
+	RSP     = machine.RSP
+	SS      = machine.SS
+	FSBASE  = machine.FSBASE
+	GSBASE  = machine.GSBASE
+	DS      = machine.DS
+	ES      = machine.ES
+	FS      = machine.FS
+	GS      = machine.GS
 )
 
-// RegNames names the registers in user_regs_struct order.
-var RegNames = [27]string{"r15", "r14", "r13", "r12", "rbp", "rbx", "r11", "r10", "r9", "r8",
-	"rax", "rcx", "rdx", "rsi", "rdi", "orig_rax", "rip", "cs", "eflags", "rsp", "ss",
-	"fs_base", "gs_base", "ds", "es", "fs", "gs"}
+// RegNames names the registers in user_regs_struct order (machine.RegNames).
+var RegNames = machine.RegNames
 
 // SyscallArgs returns the six syscall argument registers.
-func SyscallArgs(r *trace.Regs) [6]uint64 {
-	return [6]uint64{r[RDI], r[RSI], r[RDX], r[R10], r[R8], r[R9]}
-}
+func SyscallArgs(r *machine.Regs) [6]uint64 { return machine.SyscallArgs(r) }
 
 // SetSyscallArgs stores six syscall arguments.
-func SetSyscallArgs(r *trace.Regs, a [6]uint64) {
-	r[RDI], r[RSI], r[RDX], r[R10], r[R8], r[R9] = a[0], a[1], a[2], a[3], a[4], a[5]
-}
+func SetSyscallArgs(r *machine.Regs, a [6]uint64) { machine.SetSyscallArgs(r, a) }
 
 // GetSigMask reads the blocked-signal mask of a stopped tracee
 // (PTRACE_GETSIGMASK).

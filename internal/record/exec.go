@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -22,6 +23,7 @@ const pageSize = 4096
 // vDSO, turns on rdtsc and cpuid trapping, and records every mapping with
 // the bytes replay needs to rebuild it without the original files.
 func (r *recorder) onExecDone(t *task, former int) error {
+	defer r.since(phExec, time.Now())
 	maps, err := tracee.Maps(t.tid)
 	if err != nil {
 		return err
@@ -41,10 +43,16 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	}
 	// cpuid faulting (ARCH_SET_CPUID) exists on Intel CPUs only; without
 	// it cpuid runs natively and replay must happen on the same CPU model.
-	if ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_ARCH_PRCTL, 0x1012, 0); err != nil {
-		return fmt.Errorf("trap cpuid: %w", err)
-	} else if ret == 0 {
-		r.cpuidFaulting = true
+	// The CPU's answer does not change: once it said no, later execs do
+	// not ask again (two stops fewer per process).
+	if r.cpuidFaulting || !r.noCpuidFaulting {
+		if ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_ARCH_PRCTL, 0x1012, 0); err != nil {
+			return fmt.Errorf("trap cpuid: %w", err)
+		} else if ret == 0 {
+			r.cpuidFaulting = true
+		} else if !r.cpuidFaulting {
+			r.noCpuidFaulting = true
+		}
 	}
 	regs, err := ptrace.GetRegs(t.tid)
 	if err != nil {
@@ -65,7 +73,7 @@ func (r *recorder) onExecDone(t *task, former int) error {
 		} else {
 			tm.Flags = unix.MAP_PRIVATE
 		}
-		var file *os.File
+		var file io.ReaderAt
 		if m.Inode != 0 && strings.HasPrefix(m.Name, "/") {
 			rel, f, err := r.capture(t, m)
 			if err != nil {
@@ -84,10 +92,10 @@ func (r *recorder) onExecDone(t *task, former int) error {
 		}
 		ev.Maps = append(ev.Maps, tm)
 		if file != nil {
-			ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, m.Name, file, m.Offset)...)
-			file.Close()
+			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, m.Name, file, m.Offset)...)
+			r.releaseSpare()
 		} else {
-			ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, m.Name, nil, 0)...)
+			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, m.Name, nil, 0)...)
 		}
 	}
 	t.lastRegs = regs
@@ -99,12 +107,22 @@ func (r *recorder) onExecDone(t *task, former int) error {
 }
 
 // capture stores the file behind mapping m in the trace and returns its
-// name and the captured copy, open (the caller closes it).
-func (r *recorder) capture(t *task, m tracee.Map) (string, *os.File, error) {
+// name and the captured copy to read (the recorder keeps it open; see
+// capturedFile).
+func (r *recorder) capture(t *task, m tracee.Map) (string, io.ReaderAt, error) {
+	defer r.since(phCapture, time.Now())
 	src := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
 	var st unix.Stat_t
+	var key captureKey
 	if unix.Stat(m.Name, &st) == nil && st.Ino == m.Inode {
 		src = m.Name
+		// The identity the trace writer deduplicates by: a file seen
+		// before in this recording (libc, mapped by every process) is
+		// neither opened nor looked up again.
+		key = captureKey{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano()}
+		if c, ok := r.captures[key]; ok {
+			return c.rel, c.f, nil
+		}
 	}
 	rel, err := r.w.CaptureFile(src)
 	if err != nil {
@@ -114,7 +132,49 @@ func (r *recorder) capture(t *task, m tracee.Map) (string, *os.File, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("read captured %s: %w", m.Name, err)
 	}
+	if key.ino == 0 || len(r.captures) >= maxOpenCaptures {
+		r.spare = append(r.spare, f) // closed at the end (one mapping's use)
+		return rel, f, nil
+	}
+	r.captures[key] = capturedFile{rel: rel, f: f}
 	return rel, f, nil
+}
+
+// captureKey is a mapped file's identity: device, inode, size and
+// modification time (as trace.Writer's deduplication).
+type captureKey struct {
+	dev, ino uint64
+	size     int64
+	mtime    int64
+}
+
+// capturedFile is a file captured in this recording and its copy in the
+// trace, kept open for diffPages.
+type capturedFile struct {
+	rel string
+	f   *os.File
+}
+
+// maxOpenCaptures bounds the captured copies kept open.
+const maxOpenCaptures = 256
+
+// closeCaptures closes the captured copies at the end of the recording.
+func (r *recorder) closeCaptures() {
+	for _, c := range r.captures {
+		c.f.Close()
+	}
+	for _, f := range r.spare {
+		f.Close()
+	}
+	r.captures, r.spare = nil, nil
+}
+
+// releaseSpare closes the copies opened for one mapping only.
+func (r *recorder) releaseSpare() {
+	for _, f := range r.spare {
+		f.Close()
+	}
+	r.spare = r.spare[:0]
 }
 
 // diffPages returns the pages of [start,end) whose content differs from
@@ -123,7 +183,8 @@ func (r *recorder) capture(t *task, m tracee.Map) (string, *os.File, error) {
 // (tracee.PopulatedPages): the others read as base, or as zeros in an
 // anonymous mapping, so a huge sparse mapping costs only its few pages.
 // Mappings the kernel provides ([vdso] and the like) are read whole.
-func diffPages(t *task, start, end uint64, name string, base io.ReaderAt, off uint64) []trace.MemWrite {
+func (r *recorder) diffPages(t *task, start, end uint64, name string, base io.ReaderAt, off uint64) []trace.MemWrite {
+	defer r.since(phDiff, time.Now())
 	ranges := []tracee.Range{{Start: start, End: end}}
 	if !strings.HasPrefix(name, "[") || name == "[heap]" || name == "[stack]" {
 		if rs, err := tracee.PopulatedPages(t.tid, start, end); err == nil {
@@ -132,8 +193,10 @@ func diffPages(t *task, start, end uint64, name string, base io.ReaderAt, off ui
 	}
 	var out []trace.MemWrite
 	const chunk = 64 * pageSize
-	buf := make([]byte, chunk)
-	want := make([]byte, chunk)
+	if r.diffBuf == nil {
+		r.diffBuf, r.diffWant = make([]byte, chunk), make([]byte, chunk)
+	}
+	buf, want := r.diffBuf, r.diffWant
 	for _, rg := range ranges {
 		for a := rg.Start; a < rg.End; {
 			n := int(min(rg.End-a, chunk))
@@ -165,6 +228,7 @@ func diffPages(t *task, start, end uint64, name string, base io.ReaderAt, off ui
 
 // recordFileMap records a file mapping created by mmap.
 func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.Args) error {
+	defer r.since(phFileMap, time.Now())
 	length := (a[1] + pageSize - 1) &^ (pageSize - 1)
 	m := tracee.Map{Start: addr, End: addr + length, Prot: uint32(a[2]), Offset: a[5]}
 	name, _ := os.Readlink(fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End))
@@ -175,6 +239,9 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	tm := trace.Mapping{Start: m.Start, End: m.End, Prot: m.Prot, Flags: uint32(a[3]), Offset: m.Offset, Name: name}
 	var st unix.Stat_t
 	isReg := unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4])), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+	if isReg && a[3]&unix.MAP_SHARED != 0 {
+		defer func() { r.everShared[st.Ino] = true }() // after the check: this mapping is not "elsewhere"
+	}
 	switch {
 	case name == "anon_inode:[perf_event]":
 		// The kernel writes samples into the ring buffer as they come.
@@ -199,8 +266,8 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		// Replay maps the captured file (a copy of it when shared), so
 		// only pages that differ from it (the file changed since) are
 		// stored.
-		ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, name, f, m.Offset)...)
-		f.Close()
+		ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, f, m.Offset)...)
+		r.releaseSpare()
 		if tm.Prot&unix.PROT_EXEC != 0 {
 			patched, err := r.patchSites(t, tm)
 			if err != nil {
@@ -210,7 +277,7 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		}
 	default:
 		tm.Flags |= unix.MAP_ANONYMOUS
-		ev.Mem = append(ev.Mem, diffPages(t, m.Start, m.End, name, nil, 0)...)
+		ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, nil, 0)...)
 	}
 	ev.Maps = append(ev.Maps, tm)
 	return nil
@@ -220,9 +287,10 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 // mapping, is still mapped MAP_SHARED by a recorded process outside the
 // new mapping m of t.
 func (r *recorder) sharedElsewhere(t *task, m tracee.Map, ino uint64) bool {
-	if r.sharedFiles[ino] == "" {
+	if r.sharedFiles[ino] == "" || !r.everShared[ino] {
 		return false
 	}
+	defer r.since(phShared, time.Now())
 	seen := map[int]bool{}
 	for _, o := range append([]*task{t}, taskList(r.tasks)...) {
 		pid := tracee.Tgid(o.tid)
@@ -264,7 +332,9 @@ func (r *recorder) recordShmat(t *task, ev *trace.Event, addr uint64) error {
 			continue
 		}
 		tm := trace.Mapping{Start: m.Start, End: m.End, Prot: m.Prot, Flags: unix.MAP_SHARED, Offset: m.Offset, Name: m.Name}
-		if r.sharedElsewhere(t, m, m.Inode) {
+		shared := r.sharedElsewhere(t, m, m.Inode)
+		r.everShared[m.Inode] = true
+		if shared {
 			tm.File = r.sharedFiles[m.Inode]
 		} else {
 			src := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
@@ -294,7 +364,7 @@ func (r *recorder) recordRemap(t *task, ev *trace.Event, addr uint64, a linux.Ar
 	}
 	for _, m := range maps {
 		if m.Start <= addr && addr < m.End && m.Inode != 0 {
-			ev.Mem = append(ev.Mem, diffPages(t, addr+oldLen, addr+newLen, m.Name, nil, 0)...)
+			ev.Mem = append(ev.Mem, r.diffPages(t, addr+oldLen, addr+newLen, m.Name, nil, 0)...)
 		}
 	}
 	return nil
@@ -303,14 +373,23 @@ func (r *recorder) recordRemap(t *task, ev *trace.Event, addr uint64, a linux.Ar
 // patchSites replaces the first byte of every rdtsc, rdtscp and cpuid in
 // the mapping with int3 and returns the writes made.
 func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error) {
+	defer r.since(phPatch, time.Now())
 	sites, ok := r.sites[m.File]
 	if !ok {
+		t0 := time.Now()
 		path := r.w.Dir() + "/" + m.File
 		if _, err := os.Stat(path); err != nil {
 			return nil, fmt.Errorf("scan %s: %w", m.Name, err)
 		}
-		sites, _ = patch.ScanFile(path, r.opts.SiteCache) // not an ELF file: nothing to patch
+		// The manifest's digest of the copy keys the site cache: the copy
+		// is not read again to hash it.
+		var digest string
+		if d, ok := r.w.FileDigest(m.File); ok {
+			digest = d.SHA256
+		}
+		sites, _ = patch.ScanFileKeyed(path, digest, r.opts.SiteCache) // not an ELF file: nothing to patch
 		r.sites[m.File] = sites
+		r.since(phScan, t0)
 	}
 	var out []trace.MemWrite
 	for _, s := range sites {

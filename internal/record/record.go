@@ -70,6 +70,8 @@ type Result struct {
 	Points uint64
 	// CPUIDFaulting tells whether cpuid was trapped (Intel only).
 	CPUIDFaulting bool
+	// Stats are the recorder's wall time by phase (record --stats).
+	Stats []PhaseStat
 }
 
 type tstate int
@@ -139,19 +141,38 @@ type recorder struct {
 	stdio         [3]unix.Stat_t
 	xsaveSize     int
 	cpuidFaulting bool
-	sites         map[string][]patch.Site // by captured file
-	dog           watchdog
-	sharedFiles   map[uint64]string          // inodes of files mapped by mmap: their last capture
-	points        uint64                     // preemption points recorded
-	rng           *rand.Rand                 // chaos mode: random timeslices
-	start         time.Time                  // when the recording started (event times)
-	targets       map[string]map[uint64]bool // direct branch targets of mapped files (preempt.go)
-	stopped       int                        // tasks in stStopped
-	queued        []ptrace.Stop              // stops of other tasks met while waiting for one (waitFor)
-	heldExits     []heldExit                 // deaths by signal of threads whose process still has live threads
-	shutdown      bool                       // the initial process is gone and the rest were killed
-	tty           *os.File                   // the controlling terminal the tracee's group was given (nil: none)
-	pgid          int                        // the tracee's process group
+	// noCpuidFaulting: ARCH_SET_CPUID failed at the first exec, so the
+	// CPU has no cpuid faulting (not asked again).
+	noCpuidFaulting bool
+	sites           map[string][]patch.Site // by captured file
+	dog             watchdog
+	sharedFiles     map[uint64]string // inodes of files mapped by mmap: their last capture
+	// everShared holds the inodes ever mapped MAP_SHARED (mmap, shmat) in
+	// this recording: only they can be mapped shared by some process, so
+	// a file mapping of any other inode needs no scan of every process's
+	// maps (exec.go sharedElsewhere).
+	everShared map[uint64]bool
+	stats      phaseStats // time by phase (stats.go)
+	// captures are the files captured in this recording by identity,
+	// their copies open (exec.go capture); spare are copies opened for a
+	// single use.
+	captures map[captureKey]capturedFile
+	spare    []*os.File
+	// cpuid caches the emulated cpuid results by leaf and subleaf when
+	// the recorder is bound to one CPU (they are then constant).
+	cpuid map[[2]uint32][4]uint32
+	// diffBuf and diffWant are diffPages's read buffers, reused.
+	diffBuf, diffWant []byte
+	points            uint64                     // preemption points recorded
+	rng               *rand.Rand                 // chaos mode: random timeslices
+	start             time.Time                  // when the recording started (event times)
+	targets           map[string]map[uint64]bool // direct branch targets of mapped files (preempt.go)
+	stopped           int                        // tasks in stStopped
+	queued            []ptrace.Stop              // stops of other tasks met while waiting for one (waitFor)
+	heldExits         []heldExit                 // deaths by signal of threads whose process still has live threads
+	shutdown          bool                       // the initial process is gone and the rest were killed
+	tty               *os.File                   // the controlling terminal the tracee's group was given (nil: none)
+	pgid              int                        // the tracee's process group
 }
 
 // Default timeslices (see Options).
@@ -181,7 +202,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]string{}, rng: rng, start: time.Now(), targets: map[string]map[uint64]bool{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string]map[uint64]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -216,6 +237,7 @@ func Record(opts Options) (*Result, error) {
 	}
 	pid := cmd.Process.Pid
 	r.initial = pid
+	defer r.closeCaptures()
 	if pgid == 0 {
 		pgid = pid
 	}
@@ -281,7 +303,7 @@ func Record(opts Options) (*Result, error) {
 	if err := r.w.Flush(); err != nil {
 		return nil, err
 	}
-	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, CPUIDFaulting: r.cpuidFaulting}, nil
+	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list()}, nil
 }
 
 // shielded are the signals gorr ignores while it records (rr's list;
@@ -394,6 +416,7 @@ func (r *recorder) killAll() {
 }
 
 func (r *recorder) emit(ev *trace.Event) error {
+	defer r.since(phEmit, time.Now())
 	ev.Time = uint64(time.Since(r.start))
 	if err := r.w.Write(ev); err != nil {
 		return fmt.Errorf("write trace: %w", err)
@@ -446,6 +469,7 @@ func (r *recorder) loop() error {
 // (ok=false after a while without a stop), because nothing reports a
 // SIGCONT sent to a stopped tracee: the loop looks for one between polls.
 func (r *recorder) wait() (ptrace.Stop, bool, error) {
+	defer r.since(phWait, time.Now())
 	if r.fast != nil {
 		return r.waitFor(r.fast.tid)
 	}
@@ -579,6 +603,7 @@ func (r *recorder) resumeUser(t *task) error {
 	r.running = t
 	t.runStart = time.Now()
 	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice())
+	defer r.since(phResume, time.Now())
 	if err := ptrace.Resume(t.tid, ptrace.Syscall, sig); err != nil {
 		return r.lost(t, err)
 	}
@@ -630,6 +655,7 @@ func (r *recorder) handle(st ptrace.Stop) error {
 			return err
 		}
 	}
+	defer r.since(phaseOf(st.Kind), time.Now())
 	switch st.Kind {
 	case stopVanished:
 		return r.vanished(t)
@@ -648,6 +674,18 @@ func (r *recorder) handle(st ptrace.Stop) error {
 		return r.onExited(t, st)
 	}
 	return nil
+}
+
+func phaseOf(k ptrace.StopKind) phase {
+	switch k {
+	case ptrace.StopSyscallEntry:
+		return phEntry
+	case ptrace.StopSyscallExit:
+		return phExit
+	case ptrace.StopSignal:
+		return phSignal
+	}
+	return phEvent
 }
 
 // vanished handles a task killed while at a stop it could not be

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -118,6 +119,7 @@ func (r *recorder) continueStopped() {
 // emulateInstruction handles rdtsc, rdtscp and cpuid trapped by
 // PR_SET_TSC and cpuid faulting.
 func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool, error) {
+	defer r.since(phEmulate, time.Now())
 	code := make([]byte, 3)
 	at := regs[ptrace.RIP]
 	if sig == int(unix.SIGTRAP) {
@@ -154,10 +156,7 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 		after[ptrace.RAX], after[ptrace.RDX], after[ptrace.RCX] = uint64(a), uint64(d), uint64(c)
 		after[ptrace.RIP] += 3
 	case code[0] == 0x0f && code[1] == 0xa2: // cpuid
-		a, b, c, d := cpu.Masked(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]))
-		if r.opts.Portable {
-			a, b, c, d = cpu.Baseline(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]), a, b, c, d)
-		}
+		a, b, c, d := r.emulatedCpuid(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]))
 		after[ptrace.RAX], after[ptrace.RBX], after[ptrace.RCX], after[ptrace.RDX] = uint64(a), uint64(b), uint64(c), uint64(d)
 		after[ptrace.RIP] += 2
 	default:
@@ -170,6 +169,24 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 	t.pendingSig = 0
 	t.lastRegs = after
 	return true, r.emit(&trace.Event{Kind: trace.KindInstruction, Tid: int32(t.tid), Signo: int32(sig), Regs: &before, Regs2: &after})
+}
+
+// emulatedCpuid is the cpuid result the tracee gets: the CPU's, masked
+// (and limited to the baseline with --portable). Bound to one CPU, the
+// recorder asks the CPU once per leaf and subleaf (a cpuid in a VM is a
+// costly exit, and ld.so runs dozens in every process).
+func (r *recorder) emulatedCpuid(leaf, sub uint32) (a, b, c, d uint32) {
+	if v, ok := r.cpuid[[2]uint32{leaf, sub}]; ok {
+		return v[0], v[1], v[2], v[3]
+	}
+	a, b, c, d = cpu.Masked(leaf, sub)
+	if r.opts.Portable {
+		a, b, c, d = cpu.Baseline(leaf, sub, a, b, c, d)
+	}
+	if r.opts.BindCPU >= 0 {
+		r.cpuid[[2]uint32{leaf, sub}] = [4]uint32{a, b, c, d}
+	}
+	return a, b, c, d
 }
 
 // disposition reads whether sig is caught or ignored by tid.

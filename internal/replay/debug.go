@@ -6,9 +6,6 @@ import (
 	"io"
 	"sync/atomic"
 	"time"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/diversion"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
@@ -402,11 +399,7 @@ func (s *Session) Regs(tid int32) (regs trace.Regs, fx []byte, err error) {
 		if regs, err = ptrace.GetRegs(t.real); err != nil {
 			return
 		}
-		fx = make([]byte, 512)
-		_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETFPREGS, uintptr(t.real), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
-		if e != 0 {
-			err = fmt.Errorf("PTRACE_GETFPREGS: %w", e)
-		}
+		fx, err = ptrace.GetFPRegs(t.real)
 	})
 	return
 }

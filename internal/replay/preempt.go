@@ -177,10 +177,7 @@ func (rp *replayer) logf(format string, args ...any) {
 // debugBpIn tells whether a debugger breakpoint lies in [addr, addr+n)
 // of t's address space.
 func (rp *replayer) debugBpIn(t *rtask, addr, n uint64) bool {
-	if rp.dbg == nil || t.proc != rp.debugProc() {
-		return false
-	}
-	for a := range rp.dbg.bps {
+	for a := range rp.breakpointsOf(t) {
 		if a >= addr && a < addr+n {
 			return true
 		}
@@ -241,11 +238,9 @@ func (rp *replayer) installPad(t *rtask, ev *trace.Event, n int, words []asyncpo
 // every arrival there is examined by the tracer.
 func (rp *replayer) plantPointBp(ps *pointSearch) error {
 	t := ps.t
-	if rp.dbg != nil && t.proc == rp.debugProc() {
-		if _, ok := rp.dbg.bps[ps.site]; ok {
-			ps.dbgBp = true
-			return nil
-		}
+	if _, ok := rp.breakpointsOf(t)[ps.site]; ok {
+		ps.dbgBp = true
+		return nil
 	}
 	var b [1]byte
 	if err := t.mem.ReadMem(ps.site, b[:]); err != nil {
@@ -344,9 +339,7 @@ func (rp *replayer) pointYield(ps *pointSearch, addr uint64) error {
 	}
 	if ps.ownBp && addr == ps.site {
 		ps.ownBp, ps.dbgBp = false, true
-		if _, ok := rp.dbg.bps[addr]; !ok {
-			rp.dbg.bps[addr] = ps.orig
-		}
+		rp.adoptBreakpoint(addr, ps.orig)
 	}
 	return nil
 }

@@ -178,13 +178,8 @@ func (rp *replayer) run() (*Result, error) {
 			return nil, err
 		}
 		rp.lastEv, rp.atBoundary = ev, true
-		if rp.dbg != nil {
-			if err := rp.afterEvent(ev); err != nil {
-				return nil, err
-			}
-		}
-		if rp.snaps != nil {
-			rp.snaps.after(rp, ev)
+		if err := rp.eventDone(ev); err != nil {
+			return nil, err
 		}
 		if rp.opts.Log != nil {
 			if t := rp.tasks[ev.Tid]; t != nil {
@@ -333,7 +328,7 @@ func (rp *replayer) stepInsn(t *rtask) error {
 			t.stepPushf = r[ptrace.RIP] + 2
 		}
 	}
-	return ptrace.Resume(t.real, unix.PTRACE_SYSEMU_SINGLESTEP, 0)
+	return ptrace.Resume(t.real, ptrace.SysemuStep, 0)
 }
 
 // waitStop waits for the next stop of t, discarding asynchronous signals
@@ -388,21 +383,19 @@ func syncSignal(si *ptrace.SigInfo) bool {
 
 // runTo resumes t until it stops with a stop of the wanted kind.
 func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopKind, sig int) (ptrace.Stop, error) {
-	stepping := rp.dbg != nil && rp.dbg.stepTask == t.rec
-	if rp.dbg != nil {
-		rp.dbg.userStep = stepping && rp.dbg.goal == nil
-	}
-	if rp.dbg != nil && want != ptrace.StopSyscallExit && rp.rwApplies(t) {
+	stepping := rp.stepDue(t)
+	rp.resuming(stepping)
+	if rp.driven() && want != ptrace.StopSyscallExit && rp.rwApplies(t) {
 		// Read watchpoints: run by steps, counted from this boundary.
 		if err := rp.resume(t, -1); err != nil {
 			return ptrace.Stop{}, err
 		}
 		r, _ := ptrace.GetRegs(t.real)
 		rp.rwStart(t, Pos{Event: rp.n - 1, Tid: t.rec, Regs: r})
-		stepping = !rp.dbg.rw.syscallNext || stepping
+		stepping = rp.rwStepsFirst() || stepping
 	}
 	if stepping {
-		rp.dbg.stepTask = 0
+		rp.stepStarted()
 		if err := rp.resumeStep(t); err != nil {
 			return ptrace.Stop{}, err
 		}
@@ -421,7 +414,7 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 			}
 			if found {
 				if stepping {
-					rp.dbg.stepping = t.rec // the step ends at the point
+					rp.stepEndsAtBoundary(t) // the step ends at the point
 				}
 				return st, nil
 			}
@@ -429,7 +422,7 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 				continue
 			}
 		}
-		if rp.dbg != nil && st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGTRAP) {
+		if rp.driven() && st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGTRAP) {
 			again, err := rp.debugTrap(t, mode, &stepping)
 			if err != nil {
 				return st, err
@@ -443,7 +436,7 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 			// completes when the event does.
 			stepping = false
 			if !rp.rwOnly(t) {
-				rp.dbg.stepping = t.rec
+				rp.stepEndsAtBoundary(t)
 			}
 			if want == ptrace.StopSyscallEntry && mode == ptrace.Syscall {
 				// SYSEMU_SINGLESTEP skipped a call that must run for

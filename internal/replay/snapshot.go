@@ -371,14 +371,7 @@ func killTraced(pid int) {
 	if pid <= 0 {
 		return
 	}
-	_ = unix.Kill(pid, unix.SIGKILL)
-	for {
-		st, _, err := ptrace.Wait(pid, false)
-		if err != nil || st.Kind == ptrace.StopExited {
-			return
-		}
-		_ = ptrace.Resume(pid, ptrace.Cont, 0)
-	}
+	ptrace.KillAndReap(pid)
 }
 
 // errNoSnapshot says why no snapshot can be taken at a boundary.
@@ -696,21 +689,16 @@ func prepareCopy(pid int, at uint64, orig [2]byte, regs *trace.Regs, bps map[uin
 // runToSyscallStop resumes pid with PTRACE_SYSCALL until a stop of the
 // wanted kind, suppressing signals.
 func runToSyscallStop(pid int, want ptrace.StopKind) error {
-	for {
-		if err := ptrace.Resume(pid, ptrace.Syscall, 0); err != nil {
-			return err
-		}
-		st, _, err := ptrace.Wait(pid, false)
-		if err != nil {
-			return err
-		}
+	_, err := ptrace.RunUntil(pid, ptrace.Syscall, func(st ptrace.Stop) (bool, error) {
 		switch st.Kind {
 		case ptrace.StopExited:
-			return tracee.ErrGone
+			return true, tracee.ErrGone
 		case want:
-			return nil
+			return true, nil
 		}
-	}
+		return false, nil
+	})
+	return err
 }
 
 // restore builds the replayer state of rp (a fresh run) from sn, with

@@ -251,11 +251,11 @@ func (rp *replayer) signal(ev *trace.Event) error {
 		if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(ev.Signo)); err != nil {
 			return err
 		}
-	} else if d := rp.dbg; d != nil && d.stepTask == t.rec && ev.Flags&1 != 0 {
+	} else if rp.stepDue(t) && ev.Flags&1 != 0 {
 		// A single step due here ends at the handler's first instruction
 		// (delivering the signal is the step), as it does under rr.
-		d.stepTask = 0
-		d.stepping = t.rec
+		rp.stepStarted()
+		rp.stepEndsAtBoundary(t)
 	}
 	r, err := ptrace.GetRegs(t.real)
 	if err != nil {

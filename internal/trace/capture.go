@@ -265,7 +265,17 @@ func CopySparse(dst, src *os.File) error {
 		return err
 	}
 	size := fi.Size()
+	inKernel := true
 	err = forEachExtent(src, size, func(start, end int64) error {
+		if inKernel {
+			n, err := copyRange(dst, src, start, end)
+			if err == nil {
+				return nil
+			}
+			// Not supported between these files: copy the rest by hand.
+			inKernel = false
+			start += n
+		}
 		_, err := io.Copy(io.NewOffsetWriter(dst, start), io.NewSectionReader(src, start, end-start))
 		return err
 	})
@@ -273,4 +283,30 @@ func CopySparse(dst, src *os.File) error {
 		return err
 	}
 	return dst.Truncate(size)
+}
+
+// copyRange copies [start, end) of src to the same offsets of dst with
+// copy_file_range (in the kernel, no copy through user memory); it
+// returns how much it copied before an error.
+func copyRange(dst, src *os.File, start, end int64) (int64, error) {
+	roff, woff := start, start
+	for roff < end {
+		n, err := unix.CopyFileRange(int(src.Fd()), &roff, int(dst.Fd()), &woff, int(min(end-roff, 1<<30)), 0)
+		if err != nil {
+			return roff - start, err
+		}
+		if n == 0 {
+			return roff - start, io.ErrUnexpectedEOF
+		}
+	}
+	return roff - start, nil
+}
+
+// FileDigest returns the manifest entry of a captured file (rel as
+// CaptureFile returned it).
+func (w *Writer) FileDigest(rel string) (FileDigest, bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d, ok := w.hdr.Files[rel]
+	return d, ok
 }

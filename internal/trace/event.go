@@ -1,5 +1,7 @@
 package trace
 
+import "github.com/gorr-debugger/gorr/internal/machine"
+
 // Kind is the kind of an event frame.
 type Kind uint8
 
@@ -56,8 +58,9 @@ const (
 	KindPtraceWrite
 )
 
-// Regs is the x86-64 user_regs_struct in kernel order (27 words).
-type Regs [27]uint64
+// Regs is the x86-64 user_regs_struct in kernel order (27 words); it is
+// internal/machine's, aliased here so the format's users keep the name.
+type Regs = machine.Regs
 
 // MemWrite is a span of bytes written into the tracee's memory.
 type MemWrite struct {

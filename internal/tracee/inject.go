@@ -31,38 +31,32 @@ func Inject(tid int, scAddr uint64, nr int, args ...uint64) (int64, []int, error
 	}
 	var pending []int
 	phase := ptrace.StopSyscallEntry
-	for phase != 0 {
-		if err := ptrace.Resume(tid, ptrace.Syscall, 0); err != nil {
-			return 0, pending, err
-		}
-		st, _, err := ptrace.Wait(tid, false)
-		if err != nil {
-			return 0, pending, err
-		}
+	if _, err := ptrace.RunUntil(tid, ptrace.Syscall, func(st ptrace.Stop) (bool, error) {
 		switch st.Kind {
 		case ptrace.StopExited:
-			return 0, pending, fmt.Errorf("inject %d into tid %d: %w", nr, tid, ErrGone)
+			return true, fmt.Errorf("inject %d into tid %d: %w", nr, tid, ErrGone)
 		case ptrace.StopSignal:
 			pending = append(pending, st.Signal)
-			continue
+			return false, nil
 		case ptrace.StopSyscallExit:
 			if phase == ptrace.StopSyscallEntry {
 				// The exit of a call the task was held in by
 				// PTRACE_SYSEMU (skipped): ours comes next.
-				continue
+				return false, nil
 			}
-			phase = 0
+			return true, nil
 		case ptrace.StopSyscallEntry:
 			if phase != ptrace.StopSyscallEntry {
-				return 0, pending, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
+				return true, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
 			}
 			phase = ptrace.StopSyscallExit
-		default:
-			if st.Kind == ptrace.StopEvent {
-				continue
-			}
-			return 0, pending, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
+			return false, nil
+		case ptrace.StopEvent:
+			return false, nil
 		}
+		return true, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
+	}); err != nil {
+		return 0, pending, err
 	}
 	out, err := ptrace.GetRegs(tid)
 	if err != nil {
