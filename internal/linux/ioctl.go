@@ -53,6 +53,14 @@ const (
 // not listed fall back to the size encoded in the request number.
 var ioctlSizes = map[uint32]uint64{
 	// Terminals (asm-generic/ioctls.h).
+	// perf_event_open descriptors (linux/perf_event.h); the _IOW and _IOR
+	// ones (PERIOD, SET_FILTER, ID, SET_BPF, PAUSE_OUTPUT,
+	// MODIFY_ATTRIBUTES) go by their encoded size.
+	0x2400:     0,            // PERF_EVENT_IOC_ENABLE
+	0x2401:     0,            // PERF_EVENT_IOC_DISABLE
+	0x2402:     0,            // PERF_EVENT_IOC_REFRESH
+	0x2403:     0,            // PERF_EVENT_IOC_RESET
+	0x2405:     0,            // PERF_EVENT_IOC_SET_OUTPUT
 	0x5401:     sizeKTermios, // TCGETS
 	0x5402:     0,            // TCSETS
 	0x5403:     0,            // TCSETSW

@@ -229,6 +229,8 @@ func TestWait4(t *testing.T) {
 	expect(t, "wait4 ECHILD", regions(t, "wait4", Args{^uint64(0), 0x1000, 0, 0x2000}, -10, nil))
 	expect(t, "waitid", regions(t, "waitid", Args{0, 0, 0x1000, 4, 0x2000}, 0, nil),
 		Region{0x1000, 128}, Region{0x2000, 144})
+	expect(t, "waitid EBADF", regions(t, "waitid", Args{3, 0, 0x1000, 4, 0x2000}, -9, nil),
+		Region{0x1000, 128})
 }
 
 func TestNanosleep(t *testing.T) {

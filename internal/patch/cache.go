@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -26,6 +27,13 @@ func ScanFileKeyed(path, digest, cacheDir string) ([]Site, error) {
 		return nil, err
 	}
 	defer f.Close()
+	// Only ELF files have sites; checked first so that a huge file of
+	// another kind (a memfd holding JIT code, a data file mapped
+	// executable) is not hashed for the cache.
+	var magic [4]byte
+	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != "\x7fELF" {
+		return nil, fmt.Errorf("%s: not an ELF file", path)
+	}
 	var key string
 	if cacheDir != "" && digest != "" {
 		key = "digest-" + digest + ".json"

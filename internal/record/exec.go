@@ -252,6 +252,9 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		defer func() { r.everShared[st.Ino] = true }() // after the check: this mapping is not "elsewhere"
 	}
 	switch {
+	case name == "anon_inode:[perf_event]":
+		// The kernel writes samples into the ring buffer as they come.
+		return &UnsupportedError{Tid: t.tid, Name: "mmap of a perf_event_open descriptor", Reason: "the kernel fills its ring buffer asynchronously, which replay cannot reproduce"}
 	case name == "/dev/zero":
 		tm.Flags |= unix.MAP_ANONYMOUS
 	case isReg && r.sharedElsewhere(t, m, st.Ino):

@@ -1108,31 +1108,67 @@ func (r *recorder) ptraceExec(t *task) error {
 	return nil
 }
 
-// procMemWrite: a pwrite64 through /proc/PID/mem of a recorded process
+// procMemWrite: a write (write, writev, pwrite64, pwritev, pwritev2)
+// through /proc/PID/mem or /proc/PID/task/TID/mem of a recorded process
 // (its own, or another: debuggers plant breakpoints this way) changed its
 // memory; it becomes a KindPtraceWrite event on it, so replay writes the
 // same bytes at the same point.
 func (r *recorder) procMemWrite(t *task, a linux.Args, ret int64) error {
-	if t.sysno != unix.SYS_PWRITE64 {
-		return nil
-	}
-	link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int(int32(a[0]))))
+	fd := int(int32(a[0]))
+	link, err := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.tid, fd))
 	if err != nil {
 		return nil
 	}
-	var pid int
-	if n, _ := fmt.Sscanf(link, "/proc/%d/mem", &pid); n != 1 || link != fmt.Sprintf("/proc/%d/mem", pid) {
+	var pid, tid int
+	switch {
+	case procPath(link, "/proc/%d/mem", &pid):
+	case procPath(link, "/proc/%d/task/%d/mem", &pid, &tid):
+	default:
 		return nil
+	}
+	var addr uint64
+	switch t.sysno {
+	case unix.SYS_PWRITE64, unix.SYS_PWRITEV, unix.SYS_PWRITEV2:
+		addr = a[3]
+		if t.sysno == unix.SYS_PWRITEV2 && int64(addr) == -1 {
+			addr = fdPos(t.tid, fd) - uint64(ret)
+		}
+	default: // write, writev: at the descriptor's position, now past the bytes
+		addr = fdPos(t.tid, fd) - uint64(ret)
 	}
 	o := r.processTask(pid)
 	if o == nil {
 		return nil
 	}
 	b := make([]byte, ret)
-	if err := o.mem.ReadMem(a[3], b); err != nil {
-		return fmt.Errorf("tid %d: read back a write to /proc/%d/mem: %w", t.tid, pid, err)
+	if err := o.mem.ReadMem(addr, b); err != nil {
+		return fmt.Errorf("tid %d: read back a write to %s: %w", t.tid, link, err)
 	}
-	return r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(o.tid), Mem: []trace.MemWrite{{Addr: a[3], Data: b}}})
+	return r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(o.tid), Mem: []trace.MemWrite{{Addr: addr, Data: b}}})
+}
+
+// procPath parses link as format exactly (numbers only).
+func procPath(link, format string, v ...any) bool {
+	n, _ := fmt.Sscanf(link, format, v...)
+	if n != len(v) {
+		return false
+	}
+	vals := make([]any, len(v))
+	for i, p := range v {
+		vals[i] = *(p.(*int))
+	}
+	return fmt.Sprintf(format, vals...) == link
+}
+
+// fdPos reads the file position of tid's descriptor fd.
+func fdPos(tid, fd int) uint64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
+	if err != nil {
+		return 0
+	}
+	var pos uint64
+	_, _ = fmt.Sscanf(string(b), "pos:\t%d", &pos)
+	return pos
 }
 
 // processTask returns a recorded task of process tgid (its leader if

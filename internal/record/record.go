@@ -130,6 +130,15 @@ type task struct {
 	// filter's TRACE, so such a thread is resumed to stop at every call
 	// (syscall-entry stops come before any filter).
 	ownFilter bool
+	// robust holds the robust futex words the kernel marked as the task
+	// died (robust.go); its exit event carries them.
+	robust []trace.MemWrite
+	// clearTid is the task's clear_child_tid address as the kernel has
+	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec).
+	clearTid uint64
+	// exitHeld: the task waits at its PTRACE_EVENT_EXIT stop until no
+	// other task runs user code (robust.go releaseExits).
+	exitHeld bool
 }
 
 type recorder struct {
@@ -452,6 +461,11 @@ func (r *recorder) loop() error {
 		if r.stopped > 0 {
 			r.continueStopped()
 		}
+		if r.running == nil {
+			if err := r.releaseExits(); err != nil {
+				return err
+			}
+		}
 		if r.running == nil && r.fast == nil {
 			if t := r.pick(); t != nil {
 				if err := r.resumeUser(t); err != nil {
@@ -748,7 +762,7 @@ func (r *recorder) onExited(t *task, st ptrace.Stop) error {
 		r.gotStatus = true
 	}
 	r.remove(t)
-	ev := &trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(st.Status)}
+	ev := &trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(st.Status), Mem: t.robust}
 	if st.Status.Signaled() && r.processLive(t.tgid) {
 		r.heldExits = append(r.heldExits, heldExit{tgid: t.tgid, ev: ev})
 	} else {
@@ -812,12 +826,15 @@ func (r *recorder) onEvent(t *task, event int) error {
 		if err := r.exitDuringWrite(t); err != nil {
 			return err
 		}
-		if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
-			return err
+		if r.running != nil {
+			// Another thread runs user code: what the death writes
+			// (robust.go) must land where nothing runs, so the task
+			// waits at this stop until that thread stops (loop).
+			t.state = stKernel
+			t.exitHeld = true
+			return nil
 		}
-		t.dying = true
-		t.state = stKernel
-		return r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0))
+		return r.exitStop(t)
 	default:
 		t.state = stKernel
 		r.fast = t
@@ -898,6 +915,9 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 		b := *parent.buf // a fork copies the buffer
 		child.buf = &b
 	}
+	if flags&unix.CLONE_CHILD_CLEARTID != 0 {
+		child.clearTid = ctidPtr
+	}
 	r.add(child)
 	ev := &trace.Event{Kind: trace.KindNewTask, Tid: int32(parent.tid), NewTid: int32(ctid), Flags: flags, Sysno: int32(parent.sysno)}
 	if flags&unix.CLONE_CHILD_SETTID != 0 && ctidPtr != 0 {
@@ -954,6 +974,7 @@ func (r *recorder) onExecEvent(st ptrace.Stop) error {
 		return err
 	}
 	t.execed = true
+	t.clearTid = 0
 	t.exFormer = int(former)
 	t.state = stKernel
 	r.fast = t
@@ -965,10 +986,11 @@ func describe(t *task) string {
 	return fmt.Sprintf("tid %d: %s", t.tid, linux.Name(t.sysno))
 }
 
-// othersReady reports whether a task other than t could run user code.
+// othersReady reports whether a task other than t could run user code
+// (or waits at its exit stop until nothing runs).
 func (r *recorder) othersReady(t *task) bool {
 	for _, o := range r.tasks {
-		if o != t && o.state == stReady {
+		if o != t && (o.state == stReady || o.exitHeld) {
 			return true
 		}
 	}

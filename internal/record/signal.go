@@ -276,6 +276,30 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 		t.pendingSig = 0
 		return r.handle(st)
 	}
+	if st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGSEGV) && sig != int(unix.SIGSEGV) {
+		if caught, _ := disposition(t.tid, int(unix.SIGSEGV)); caught {
+			// The kernel could not build the frame of sig's handler and
+			// forced a SIGSEGV, which has a handler that it can run (on
+			// an alternate stack, say; a blocked or ignored SIGSEGV
+			// would have been reset to the default action). The event
+			// enters that handler: replay writes its frame, as for any
+			// handled signal.
+			if err := ptrace.Resume(t.tid, ptrace.Step, int(unix.SIGSEGV)); err != nil {
+				return r.lost(t, err)
+			}
+			if st, _, err = r.waitFor(t.tid); err != nil {
+				return err
+			}
+			if st.Kind == ptrace.StopExited {
+				t.pendingSig = 0
+				return r.onExited(t, st)
+			}
+			if st.Kind == stopVanished || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+				t.pendingSig = 0
+				return r.handle(st)
+			}
+		}
+	}
 	if st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGSEGV) {
 		// The kernel could not build the handler's frame (the stack
 		// overflowed and no alternate stack was usable): it reset the

@@ -353,6 +353,8 @@ func (r *recorder) onExit(t *task) error {
 // files, clone's parent tid, writes to the recorder's stdio.
 func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64) error {
 	switch t.sysno {
+	case unix.SYS_SET_TID_ADDRESS:
+		t.clearTid = a[0]
 	case unix.SYS_MMAP:
 		if a[3]&unix.MAP_ANONYMOUS == 0 {
 			return r.recordFileMap(t, ev, uint64(ret), a)
@@ -425,6 +427,45 @@ func (r *recorder) refreshSharedMaps(t *task, ev *trace.Event, fd int) error {
 			ev.Mem = append(ev.Mem, trace.MemWrite{Addr: m.Start, Data: buf[:n]})
 		}
 	}
+	if len(ev.Mem) > 0 {
+		return nil
+	}
+	return r.refreshOtherMaps(t, st.Ino)
+}
+
+// refreshOtherMaps handles a write through a file descriptor to a shared
+// file this process does not map (any more) but another recorded process
+// does: that process's mapping gets the new content, as a KindPtraceWrite
+// event on one of its tasks (replay's copy of the file is shared by all
+// its mappings, so one process is enough).
+func (r *recorder) refreshOtherMaps(t *task, ino uint64) error {
+	self := tracee.Tgid(t.tid)
+	seen := map[int]bool{self: true}
+	for _, o := range r.tasks {
+		if o.dying || o.mem == nil {
+			continue
+		}
+		tgid := tracee.Tgid(o.tid)
+		if seen[tgid] {
+			continue
+		}
+		seen[tgid] = true
+		maps, err := tracee.Maps(o.tid)
+		if err != nil {
+			continue
+		}
+		var writes []trace.MemWrite
+		for _, m := range maps {
+			if m.Shared && m.Inode == ino && m.Size() <= 64<<20 {
+				buf := make([]byte, m.Size())
+				n := o.mem.ReadPartial(m.Start, buf)
+				writes = append(writes, trace.MemWrite{Addr: m.Start, Data: buf[:n]})
+			}
+		}
+		if len(writes) > 0 {
+			return r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(o.tid), Mem: writes})
+		}
+	}
 	return nil
 }
 
@@ -454,6 +495,7 @@ func (r *recorder) stdioFlag(t *task, fd int) uint64 {
 // leader stays a zombie until its threads exit, so we wait until it is
 // one. For exit_group the other threads are killed and reported later.
 func (r *recorder) exitNow(t *task, nr int) error {
+	settle := false
 	for {
 		st, _, err := r.waitFor(t.tid)
 		if err != nil {
@@ -466,6 +508,9 @@ func (r *recorder) exitNow(t *task, nr int) error {
 			return r.lost(t, unix.ESRCH)
 		}
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+			// The wait below lets the kernel finish with words that
+			// have waiters before anything else runs.
+			t.robust, settle = robustExit(t)
 			if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
 				return err
 			}
@@ -481,6 +526,9 @@ func (r *recorder) exitNow(t *task, nr int) error {
 		return r.lost(t, err)
 	}
 	if nr == unix.SYS_EXIT_GROUP {
+		if settle {
+			waitExited(t.tid)
+		}
 		return nil
 	}
 	for i := 0; ; i++ {

@@ -137,6 +137,13 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 }
 
 // isOurs tells whether a watchdogSignal stop was sent by gorr.
+// fromOutsideNS reports whether si is the watchdog's tkill seen by a
+// task in a PID namespace of its own: gorr's pid is not visible there, so
+// the kernel gives si_pid 0 (fired: the watchdog did signal this task).
+func fromOutsideNS(si *ptrace.SigInfo, fired bool) bool {
+	return fired && si.Code() == -6 /* SI_TKILL */ && le32(si[16:]) == 0
+}
+
 func isOurs(si *ptrace.SigInfo) bool {
 	return si.Code() == -6 /* SI_TKILL */ && int(int32(le32(si[16:]))) == os.Getpid()
 }
@@ -150,7 +157,7 @@ func (r *recorder) onWatchdog(t *task, sig int) (bool, error) {
 		return false, nil // the program's, or another of gorr's SIGSTOPs
 	}
 	si, err := ptrace.GetSigInfo(t.tid)
-	if err != nil || !isOurs(&si) {
+	if err != nil || !isOurs(&si) && !fromOutsideNS(&si, r.dog.fired.Load() == int64(t.tid)) {
 		return false, nil
 	}
 	t.state = stReady

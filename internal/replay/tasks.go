@@ -317,8 +317,27 @@ func (rp *replayer) exit(ev *trace.Event) error {
 		if err != nil || st.Kind == ptrace.StopExited {
 			return nil
 		}
+		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+			if err := rp.exitWrites(ev, t); err != nil {
+				return err
+			}
+		}
 		_ = ptrace.Resume(t.real, ptrace.Cont, 0)
 	}
+}
+
+// exitWrites applies, at t's PTRACE_EVENT_EXIT stop (its address space
+// still there), what the recorded kernel wrote into memory as the thread
+// died and replay's kernel does not: the robust futex words holding its
+// tid, marked FUTEX_OWNER_DIED (replay's tid differs). They come with the
+// task's exit event.
+func (rp *replayer) exitWrites(exit *trace.Event, t *rtask) error {
+	for _, w := range exit.Mem {
+		if err := t.mem.WriteMem(w.Addr, w.Data); err != nil {
+			return rp.diverge(exit, fmt.Sprintf("robust futex word at 0x%x of the dying thread: %v", w.Addr, err))
+		}
+	}
+	return nil
 }
 
 func signalName(sig int) string { return fmt.Sprintf("signal %d", sig) }
@@ -344,6 +363,11 @@ func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
 			break
 		}
 		_ = ptrace.Resume(t.real, ptrace.Syscall, 0)
+	}
+	if out, err := rp.outcome(ev.Tid); err == nil && out != nil && out.Kind == trace.KindExit {
+		if err := rp.exitWrites(out, t); err != nil {
+			return err
+		}
 	}
 	if err := ptrace.Resume(t.real, ptrace.Cont, 0); err != nil {
 		return err

@@ -28,7 +28,9 @@ const (
 	// KindNewTask: task Tid created task NewTid (clone/fork/vfork);
 	// Flags holds the clone flags.
 	KindNewTask
-	// KindExit: task Tid exited; Result holds the wait status.
+	// KindExit: task Tid exited; Result holds the wait status; Mem the
+	// robust futex words the kernel marked as it died in an exit call
+	// (replay writes them at its PTRACE_EVENT_EXIT stop).
 	KindExit
 	// KindInstruction: a trapped instruction (rdtsc, rdtscp, cpuid) was
 	// emulated; Regs holds registers before, Regs2 after.
@@ -51,7 +53,10 @@ const (
 	// KindPtraceWrite: an emulated ptracer (another tracee) changed task
 	// Tid while it was in an emulated ptrace stop: Mem holds bytes it
 	// wrote (PTRACE_POKEDATA), Regs2 the new registers (SETREGS,
-	// POKEUSER), XState the new extended state (SETFPREGS).
+	// POKEUSER), XState the new extended state (SETFPREGS). Also: the
+	// robust futex words the kernel marked FUTEX_OWNER_DIED when Tid was
+	// killed (it stands at its PTRACE_EVENT_EXIT stop; a thread dying in
+	// an exit call has them in its KindExit event's Mem instead).
 	KindPtraceWrite
 )
 

@@ -86,3 +86,17 @@ func ContainerInit(tid int) bool {
 	f := strings.Fields(v)
 	return len(f) > 1 && f[len(f)-1] == "1"
 }
+
+// NSTid returns tid as its own PID namespace numbers it (the last NSpid
+// entry), or tid itself if it cannot be read.
+func NSTid(tid int) int {
+	if v, ok := status(tid, "NSpid"); ok {
+		f := strings.Fields(v)
+		if len(f) > 0 {
+			if n, err := strconv.Atoi(f[len(f)-1]); err == nil {
+				return n
+			}
+		}
+	}
+	return tid
+}
