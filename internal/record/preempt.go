@@ -316,8 +316,12 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 		ev.XState = xs
 	}
 	t0 := time.Now()
+	maps, _ := tracee.Maps(t.tid)
 	skip, full := r.inFlightOutputs(t)
 	if full {
+		if d, ok := deadStack(maps, regs[ptrace.RSP]); ok {
+			skip = append(skip, d)
+		}
 		var sums []asyncpoint.PageSum
 		sum, err := tracee.ChecksumPages(t.tid, t.mem, 0, 0, skip, true, func(pa uint64, c uint32) {
 			sums = append(sums, asyncpoint.PageSum{Addr: pa, Sum: uint16(c)})
@@ -336,7 +340,6 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 	// (where unoptimised loops keep their counters, and callers theirs)
 	// and the pages of the identity words (a counter a loop touches only
 	// now and then often sits beside the words it touches every time).
-	maps, _ := tracee.Maps(t.tid)
 	cand := []uint64{regs[ptrace.RSP] &^ 4095, regs[ptrace.RSP]&^4095 + 4096}
 	for _, m := range ev.Mem {
 		cand = append(cand, m.Addr&^4095)
@@ -395,6 +398,37 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 	t.pendingSig = 0
 	r.points++
 	return nil
+}
+
+// redZone is the x86-64 ABI's red zone: the bytes below rsp a function
+// may use without moving rsp (live state of the interrupted code).
+const redZone = 128
+
+// deadStack returns the bytes of the thread's stack below rsp and its red
+// zone, which a point's identity leaves out (they join the event's Skip):
+// nothing the thread does from the point on can depend on them (a call
+// or a signal may overwrite them at any moment), and they are not always
+// the same in replay: ld.so's lazy-binding trampoline saves the vector
+// registers there with xsavec, which writes a register only when the CPU
+// considers its state in use, so stale bytes below rsp differed between
+// record and replay and a pad comparing the stack page never matched
+// (preempt_alarm_flag under load). Only a mapping that is certainly a
+// stack qualifies: the main thread's [stack], or an anonymous mapping
+// directly above a PROT_NONE guard (a pthread stack); stacks carved out
+// of larger mappings (Go's heap, a malloc'd stack) keep everything.
+func deadStack(maps []tracee.Map, rsp uint64) (trace.Span, bool) {
+	for i, m := range maps {
+		if rsp < m.Start || rsp >= m.End {
+			continue
+		}
+		stack := m.Name == "[stack]" ||
+			m.Inode == 0 && m.Name == "" && !m.Shared && i > 0 && maps[i-1].End == m.Start && maps[i-1].Prot == 0
+		if !stack || rsp-m.Start <= redZone {
+			return trace.Span{}, false
+		}
+		return trace.Span{Addr: m.Start, Len: rsp - redZone - m.Start}, true
+	}
+	return trace.Span{}, false
 }
 
 // deliverHeld delivers the first signal t holds, at the point where t
