@@ -29,9 +29,13 @@ type Insn struct {
 	// Accesses are the memory words the instruction reads or writes,
 	// aligned down to 8 bytes.
 	Accesses []uint64
-	// RepString: a string instruction with a rep prefix. Single steps
-	// stop after each of its iterations (with the same rip); its end is
-	// the next instruction.
+	// RepString: a string instruction with a rep prefix, or a loop,
+	// loope or loopne that jumps to itself (a rep in all but name: rr's
+	// delay loops are "mov $10000000, %ecx; 1: loop 1b"). Single steps
+	// stop after each of its iterations (with the same rip), a point
+	// there has no site and is found by a breakpoint hit once per
+	// iteration; its end is the next instruction, and the stepper
+	// finishes it at native speed.
 	RepString bool
 	// PushesFlags: pushf. Single-stepped, it pushes the trap flag the
 	// step set; the stepper must clear it in the pushed word.
@@ -57,7 +61,7 @@ func Decode(code []byte, pc uint64, r *trace.Regs) (Insn, bool) {
 		return in, true
 	}
 	in.Relocatable = relocatable(&inst)
-	in.RepString = isString(inst.Op) && hasRep(&inst)
+	in.RepString = isString(inst.Op) && hasRep(&inst) || selfLoop(&inst)
 	in.PushesFlags = inst.Op == x86asm.PUSHF || inst.Op == x86asm.PUSHFQ || inst.Op == x86asm.PUSHFD
 	in.Accesses = accesses(&inst, pc, r)
 	return in, true
@@ -98,6 +102,18 @@ func hasRep(inst *x86asm.Inst) bool {
 		case x86asm.PrefixREP, x86asm.PrefixREPN:
 			return true
 		}
+	}
+	return false
+}
+
+// selfLoop tells whether inst is a loop, loope or loopne whose target is
+// itself: it repeats until rcx (or ecx) runs out, or at once for loope
+// and loopne when the zero flag says so (it does not change the flags).
+func selfLoop(inst *x86asm.Inst) bool {
+	switch inst.Op {
+	case x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE:
+		rel, ok := inst.Args[0].(x86asm.Rel)
+		return ok && int(rel) == -inst.Len
 	}
 	return false
 }
