@@ -33,8 +33,17 @@ func (r *recorder) chaosSteps(t *task) (handled bool, err error) {
 	if k == 0 {
 		return false, nil
 	}
+	// Only this call's own time counts: runNext below may resume the
+	// next thread through chaosSteps again, which counts its own.
 	start := time.Now()
-	defer func() { r.chaosStepTime += time.Since(start) }()
+	counted := false
+	spent := func() {
+		if !counted {
+			r.chaosStepTime += time.Since(start)
+			counted = true
+		}
+	}
+	defer spent()
 	regs, err := ptrace.GetRegs(t.tid)
 	if err != nil || regs != t.lastRegs {
 		return false, nil // only where its last event (a call, a point) left it
@@ -75,6 +84,7 @@ func (r *recorder) chaosSteps(t *task) (handled bool, err error) {
 			if err != nil {
 				return true, err
 			}
+			spent()
 			return true, r.runNext()
 		}
 	}
@@ -94,7 +104,8 @@ func (r *recorder) chaosSteps(t *task) (handled bool, err error) {
 		return true, err
 	}
 	r.sched.Starve(t.tid)
-	r.logf("tid %d: chaos: preempted after %d instructions", t.tid, k)
+	spent()
+	r.logf("tid %d: chaos: preempted at %#x after %d instructions (chaos stepping so far %v)", t.tid, regs[ptrace.RIP], k, r.chaosStepTime.Round(time.Microsecond))
 	return true, r.runNext()
 }
 
