@@ -461,10 +461,8 @@ func (r *recorder) loop() error {
 		if r.stopped > 0 {
 			r.continueStopped()
 		}
-		if r.running == nil {
-			if err := r.releaseExits(); err != nil {
-				return err
-			}
+		if err := r.releaseExits(); err != nil {
+			return err
 		}
 		if r.running == nil && r.fast == nil {
 			if t := r.pick(); t != nil {
@@ -826,7 +824,7 @@ func (r *recorder) onEvent(t *task, event int) error {
 		if err := r.exitDuringWrite(t); err != nil {
 			return err
 		}
-		if r.running != nil {
+		if r.runsUser() {
 			// Another thread runs user code: what the death writes
 			// (robust.go) must land where nothing runs, so the task
 			// waits at this stop until that thread stops (loop).

@@ -169,7 +169,7 @@ func (r *recorder) exitStop(t *task) error {
 }
 
 // releaseExits lets the tasks held at their PTRACE_EVENT_EXIT stop go on
-// dying, now that no task runs user code (in tid order, so that the
+// dying, once no task runs user code (in tid order, so that the
 // events come in a stable order).
 func (r *recorder) releaseExits() error {
 	var held []*task
@@ -177,6 +177,9 @@ func (r *recorder) releaseExits() error {
 		if t.exitHeld {
 			held = append(held, t)
 		}
+	}
+	if len(held) == 0 || r.runsUser() {
+		return nil
 	}
 	sort.Slice(held, func(i, j int) bool { return held[i].tid < held[j].tid })
 	for _, t := range held {
@@ -186,6 +189,19 @@ func (r *recorder) releaseExits() error {
 		}
 	}
 	return nil
+}
+
+// runsUser reports whether the running task may still run user code: not
+// if it is dying (SIGKILL pending, or already dead). A thread-group
+// leader killed from outside may die without an exit stop, and the
+// kernel reports its end only once its other threads have been reaped:
+// threads held at their exit stops until it stops would wait forever.
+func (r *recorder) runsUser() bool {
+	t := r.running
+	if t == nil {
+		return false
+	}
+	return tracee.PendingSignals(t.tid)&(1<<(unix.SIGKILL-1)) == 0 && !tracee.IsZombie(t.tid)
 }
 
 // execing reports whether another thread of t's process is in execve.
