@@ -194,6 +194,56 @@ int main(void) {
 	}
 }
 
+// A handler with SA_RESTART interrupts a buffered read that blocks and
+// writes the bytes it waits for: the kernel restarts the read at the
+// stub's buffered instruction when the handler returns, and the read
+// then returns at once. That restarted call must be recorded too (it
+// stops: the stub appends no record after a call the recorder saw).
+func TestSyscallBufferSignalRestart(t *testing.T) {
+	bin := cprog(t, "bufrestart", `#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+static int p[2];
+static char msg[32];
+static void on_alarm(int s) {
+	(void)s;
+	write(p[1], msg, strlen(msg));
+}
+int main(void) {
+	pipe(p);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	snprintf(msg, sizeof msg, "%d-%ld", getpid(), (long)ts.tv_nsec);
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_alarm;
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = {{0, 0}, {0, 20000}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	char a[4] = {0}, b[32] = {0};
+	ssize_t n = read(p[0], a, 3); /* blocks until the handler writes */
+	ssize_t m = read(p[0], b, sizeof b - 1); /* the rest, at once */
+	printf("read %zd '%s' then %zd '%s'\n", n, a, m, b);
+	return 0;
+}
+`)
+	_, rec, evs := recordBuffered(t, bin)
+	if !bytes.Contains(rec.Stdout, []byte("read 3 ")) {
+		t.Fatalf("unexpected output:\n%s", rec.Stdout)
+	}
+	var sig bool
+	for _, e := range evs {
+		sig = sig || e.kind == trace.KindSignal
+	}
+	if !sig {
+		t.Fatal("want a signal event")
+	}
+}
+
 const bufFillProg = `#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>

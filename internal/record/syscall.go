@@ -328,8 +328,13 @@ func (r *recorder) onExit(t *task) error {
 		return err
 	}
 	if r.bufOn {
-		if t.sysno == unix.SYS_RT_SIGRETURN && ret != -512 && ret != -513 && ret != -514 && ret != -516 {
-			t.forceTrace = false // the handler returned without a restart
+		if t.sysno == unix.SYS_RT_SIGRETURN && ret != -512 && ret != -513 && ret != -514 && ret != -516 && regs[ptrace.RIP] != syscallbuf.SyscallInsn {
+			// The handler returned without a restart. (With SA_RESTART
+			// the kernel rewound the interrupted stub call to its
+			// syscall instruction before the handler ran: the frame
+			// returns there, and the call must stop to be recorded, as
+			// the stub appends nothing after a traced call.)
+			t.forceTrace = false
 		}
 		if err := r.disableBuf(t, ev, t.sysno, [6]uint64(a), ret); err != nil {
 			return err

@@ -60,6 +60,9 @@ const (
 	// SyscallRet is the address after the buffered syscall instruction
 	// (the instruction pointer the seccomp filter and ptrace see).
 	SyscallRet = Base + offScRet
+	// SyscallInsn is the buffered syscall instruction itself (where a
+	// call the kernel restarts after a signal handler resumes).
+	SyscallInsn = SyscallRet - 2
 )
 
 // IsStub tells whether addr is in the stub's code or trampolines.
