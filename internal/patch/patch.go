@@ -62,7 +62,7 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		return nil, err
 	}
 	defer f.Close()
-	starts := funcStarts(f)
+	starts := FuncStarts(f)
 	var out []Site
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
@@ -144,8 +144,9 @@ func decodeFrom(data []byte, start, end int, found map[int]Kind) {
 	}
 }
 
-// funcStarts returns the sorted addresses of function symbols.
-func funcStarts(f *elf.File) []uint64 {
+// FuncStarts returns the sorted addresses of an ELF file's function
+// symbols (static and dynamic), where linear decoding of its code starts.
+func FuncStarts(f *elf.File) []uint64 {
 	var out []uint64
 	add := func(syms []elf.Symbol) {
 		for _, s := range syms {
@@ -175,7 +176,7 @@ func BranchTargets(r io.ReaderAt) (map[uint64]bool, error) {
 		return nil, err
 	}
 	defer f.Close()
-	starts := funcStarts(f)
+	starts := FuncStarts(f)
 	out := map[uint64]bool{}
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {

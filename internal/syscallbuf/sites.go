@@ -8,6 +8,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -58,7 +59,7 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		return nil, err
 	}
 	defer f.Close()
-	starts := funcStarts(f)
+	starts := patch.FuncStarts(f)
 	var out []Site
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
@@ -204,25 +205,6 @@ func writesRAX(inst x86asm.Inst) bool {
 		return true
 	}
 	return false
-}
-
-func funcStarts(f *elf.File) []uint64 {
-	var out []uint64
-	add := func(syms []elf.Symbol) {
-		for _, s := range syms {
-			if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 {
-				out = append(out, s.Value)
-			}
-		}
-	}
-	if s, err := f.Symbols(); err == nil {
-		add(s)
-	}
-	if s, err := f.DynamicSymbols(); err == nil {
-		add(s)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	return out
 }
 
 // Patch returns the memory writes that redirect the sites of a file
