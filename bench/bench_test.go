@@ -26,7 +26,7 @@ exit 3
 `)
 	w := &workload{name: "true", dir: dir, argv: []string{"true"}}
 	r := measure(w, gorr, dir, 2, []mode{bufferOn})
-	if r.failedStage != "record" || r.err == nil {
+	if r.failedStage != "record buf" || r.err == nil {
 		t.Fatalf("failedStage %q, err %v; want a record failure", r.failedStage, r.err)
 	}
 	if len(r.native) != 2 {
@@ -53,11 +53,13 @@ exit 3
 
 func TestMeasureSuccess(t *testing.T) {
 	dir := t.TempDir()
-	// record [-n] -o DIR: create the trace with a 10-byte file (11 with
-	// -n); replay: succeed (and print the recorded output when not quiet).
+	// record --syscall-buffer|-n -o DIR: create the trace with a 10-byte
+	// file (11 with -n); replay: succeed (and print the recorded output when not quiet).
 	gorr := writeScript(t, dir, `if [ "$1" = record ]; then
 	shift; extra=
-	if [ "$1" = -n ]; then shift; extra=n; fi
+	if [ "$1" = -n ]; then extra=n; fi
+	[ "$1" = -n ] || [ "$1" = --syscall-buffer ] || exit 9
+	shift
 	mkdir -p "$2/files" && printf 0123456789$extra > "$2/events" && shift 2 && exec "$@"
 fi
 [ "$3" = -q ] || echo hello

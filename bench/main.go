@@ -26,9 +26,9 @@ func main() {
 	only := flag.String("only", "", "run only the workloads `NAME[,NAME...]`")
 	markdown := flag.Bool("markdown", false, "print the table as a Markdown table")
 	keep := flag.Bool("keep", false, "keep the temporary directory (workloads, last traces)")
-	buffer := flag.String("buffer", "both", "record with the system-call buffer `on` (gorr's default), `off` (record -n), or both")
+	buffer := flag.String("buffer", "both", "record with the system-call buffer `on` (record --syscall-buffer, columns \"buf\"), `off` (record -n), or both")
 	skipLong := flag.Bool("skip-long", false, "leave out the workloads that take minutes under gorr (go-build)")
-	compare := flag.String("compare", "", "also measure the gorr binary at `PATH` (record with the buffer on), interleaved: before/after figures from the same minutes")
+	compare := flag.String("compare", "", "also measure the gorr binary at `PATH` (record with its default flags), interleaved: before/after figures from the same minutes")
 	flag.Parse()
 	var modes []mode
 	switch *buffer {
@@ -99,7 +99,7 @@ func main() {
 		fmt.Printf("- [compared]: %s\n", *compare)
 	}
 	if len(modes) > 1 || modes[0].name != "" {
-		fmt.Println("- record: gorr's default, with the system-call buffer; record -n: without it")
+		fmt.Println("- record buf: record --syscall-buffer, with the system-call buffer; record -n: without it")
 		if bufferIsNoop(gorr) {
 			fmt.Println("- this gorr has no system-call buffer yet (`record -n` has no effect): both modes measure the same recorder")
 		}

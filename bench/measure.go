@@ -133,16 +133,17 @@ func measureTrace(dir string) (traceSize, error) {
 	return s, err
 }
 
-// A mode is one way of recording: with the system-call buffer (gorr's
-// default) or without it (record -n).
+// A mode is one way of recording: with the system-call buffer (record
+// --syscall-buffer) or without it (record -n). Both pass their flag, so
+// each column measures what its name says whatever gorr's default is.
 type mode struct {
-	name  string   // "" for the default, else the flag, shown in the column names
+	name  string   // "" for gorr's default (a compared binary), else shown in the column names
 	flags []string // extra record flags
 	gorr  string   // another gorr binary to run (-compare), "" for the one built
 }
 
 var (
-	bufferOn  = mode{name: "", flags: nil}
+	bufferOn  = mode{name: "buf", flags: []string{"--syscall-buffer"}}
 	bufferOff = mode{name: "-n", flags: []string{"-n"}}
 )
 
