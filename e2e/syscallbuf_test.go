@@ -390,3 +390,38 @@ int main(void) {
 		t.Fatalf("%d reads from the stub, want 50", n)
 	}
 }
+
+// The corpus program syscallbuf_file_calls makes each file call the
+// buffer covers from glibc's wrappers: each must be drained from the
+// buffer at least once (not just pass through the stub to ptrace), and
+// a write after a writable MAP_SHARED mapping must go through ptrace.
+func TestSyscallBufferFileCalls(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_file_calls.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := cprog(t, "filecalls", string(src))
+	wrapper := filepath.Join(t.TempDir(), "run.sh")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\ncd "+t.TempDir()+" && exec "+bin+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	_, rec, evs := recordBuffered(t, wrapper)
+	if !strings.Contains(string(rec.Stdout), "EXIT-SUCCESS") {
+		t.Fatalf("no EXIT-SUCCESS:\n%v", rec)
+	}
+	calls := map[string]int32{"openat": 257, "close": 3, "fgetxattr": 193, "utimensat": 280, "copy_file_range": 326, "pread64": 17}
+	if strings.Contains(string(rec.Stdout), "fsetxattr: ok") {
+		calls["fsetxattr"], calls["flistxattr"] = 190, 196
+	}
+	for name, nr := range calls {
+		if buffered(evs, nr) == 0 {
+			t.Errorf("no buffered %s", name)
+		}
+	}
+	// The pwrite64s come after the writable shared mapping: traced.
+	for _, e := range evs {
+		if e.kind == trace.KindSyscallEntry && e.nr == 18 && e.rip == syscallbuf.SyscallRet {
+			t.Errorf("event %d: a pwrite64 beside a writable MAP_SHARED mapping was buffered", e.n)
+		}
+	}
+}

@@ -164,6 +164,7 @@ func cmdRecord(args []string) int {
 		fmt.Fprintf(os.Stderr, "gorr: %d events; set-up %.1f ms, recording %.1f ms, closing the trace %.1f ms\n",
 			res.Events, ms(setup), ms(recorded), ms(time.Since(begin)-setup-recorded))
 		record.PrintStats(os.Stderr, res.Stats)
+		record.PrintCalls(os.Stderr, res.Calls, 25)
 	}
 	return exitLike(res.Status)
 }

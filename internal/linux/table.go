@@ -84,4 +84,24 @@ type Syscall struct {
 	// Unsupported, if non-empty, is why gorr cannot record this call; the
 	// recording fails with this message.
 	Unsupported string
+	// Buffered: the syscall buffer (internal/syscallbuf) may make this
+	// call inside the tracee and record it without a ptrace stop (its
+	// stub decides, from the arguments, which of these calls it makes
+	// itself; stub_amd64.S must handle exactly these numbers). What the
+	// call writes must be what Out/Custom say, in at most one region,
+	// and it must not change the address space, the task tree or signal
+	// state. Recording and replay treat a buffered call as any other.
+	Buffered bool
+}
+
+// BufferedCalls returns the numbers of the calls marked Buffered, in
+// ascending order.
+func BufferedCalls() []int {
+	var out []int
+	for i := range syscallList {
+		if syscallList[i].Buffered {
+			out = append(out, syscallList[i].Nr)
+		}
+	}
+	return out
 }

@@ -79,6 +79,8 @@ type Result struct {
 	Stats []PhaseStat
 	// BufferedCalls counts the calls recorded through the syscall buffer.
 	BufferedCalls uint64
+	// Calls counts the calls by number and path (record --stats).
+	Calls []CallCount
 }
 
 type tstate int
@@ -192,6 +194,7 @@ type recorder struct {
 	filterOn          bool                       // its seccomp filter is installed
 	bufSites          map[string][]syscallbuf.Site
 	bufCalls          uint64
+	calls             callStats // by number and path (stats.go)
 }
 
 // Default timeslices (see Options).
@@ -331,7 +334,7 @@ func Record(opts Options) (*Result, error) {
 	if err := r.w.Flush(); err != nil {
 		return nil, err
 	}
-	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list(), BufferedCalls: r.bufCalls}, nil
+	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list(), BufferedCalls: r.bufCalls, Calls: r.calls.list()}, nil
 }
 
 // shielded are the signals gorr ignores while it records (rr's list;

@@ -1,10 +1,15 @@
 package record
 
 import (
+	"cmp"
 	"fmt"
 	"io"
+	"slices"
 	"text/tabwriter"
 	"time"
+
+	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 )
 
 // A phase is a part of the recorder's work whose wall time `record
@@ -72,6 +77,82 @@ func PrintStats(w io.Writer, stats []PhaseStat) {
 			each = float64(s.Total.Microseconds()) / float64(s.Count)
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t\n", s.Name, s.Count, float64(s.Total)/1e6, each)
+	}
+	tw.Flush()
+}
+
+// CallCount is how one system call was recorded: Traced calls took the
+// ptrace path (ViaStub of them from the syscall buffer's stub, which
+// passed them on: a call it does not buffer, an fd 0-2 write, a nested
+// call, a full buffer; Stopped of those at its buffered instruction,
+// because the thread was resumed to stop at every call), Buffered ones
+// the in-process fast path.
+type CallCount struct {
+	Nr                                 int
+	Traced, ViaStub, Stopped, Buffered uint64
+}
+
+// callStats counts the calls by number (record --stats).
+type callStats map[int]*CallCount
+
+func (c *callStats) get(nr int) *CallCount {
+	if *c == nil {
+		*c = callStats{}
+	}
+	n := (*c)[nr]
+	if n == nil {
+		n = &CallCount{Nr: nr}
+		(*c)[nr] = n
+	}
+	return n
+}
+
+// traced counts a call met at its ptrace entry stop at rip.
+func (c *callStats) traced(nr int, rip uint64) {
+	n := c.get(nr)
+	n.Traced++
+	if syscallbuf.IsStub(rip) {
+		n.ViaStub++
+	}
+	if rip == syscallbuf.SyscallRet {
+		n.Stopped++
+	}
+}
+
+// list returns the counts, most ptrace-path calls first.
+func (c callStats) list() []CallCount {
+	out := make([]CallCount, 0, len(c))
+	for _, n := range c {
+		out = append(out, *n)
+	}
+	slices.SortFunc(out, func(a, b CallCount) int {
+		if a.Traced != b.Traced {
+			return cmp.Compare(b.Traced, a.Traced)
+		}
+		if a.Buffered != b.Buffered {
+			return cmp.Compare(b.Buffered, a.Buffered)
+		}
+		return cmp.Compare(a.Nr, b.Nr)
+	})
+	return out
+}
+
+// PrintCalls writes the calls by number, the most ptrace-path calls
+// first, up to max rows (`record --stats`).
+func PrintCalls(w io.Writer, calls []CallCount, max int) {
+	var traced, buffered uint64
+	for _, c := range calls {
+		traced += c.Traced
+		buffered += c.Buffered
+	}
+	fmt.Fprintf(w, "gorr: %d calls took the ptrace path, %d the syscall buffer\n", traced, buffered)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "call\tnr\tptrace\tvia the stub\tstopped in it\tbuffered\t\n")
+	for i, c := range calls {
+		if i == max {
+			break
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", linux.Name(c.Nr), c.Nr, c.Traced, c.ViaStub, c.Stopped, c.Buffered)
 	}
 	tw.Flush()
 }

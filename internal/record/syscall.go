@@ -59,6 +59,7 @@ func (r *recorder) onEntry(t *task) error {
 		return &UnsupportedError{Tid: t.tid, Name: sc.Name, Reason: sc.Unsupported}
 	}
 	t.sysno, t.sc0, t.entry = nr, sc, regs
+	r.calls.traced(nr, regs[ptrace.RIP])
 	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
 		t.forceTrace = false // the stub's call, restarted under ptrace
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -173,6 +174,7 @@ func (r *recorder) drainBuf(t *task) error {
 		if err := r.emit(exit); err != nil {
 			return err
 		}
+		r.calls.get(rec.Nr).Buffered++
 	}
 	r.bufCalls += uint64(len(recs))
 	return nil
@@ -213,9 +215,11 @@ func (r *recorder) setHdr(t *task, ev *trace.Event, field uint64) error {
 // disableBuf turns the buffer off for t's process from the exit event ev
 // on, after a call that makes buffered calls need a stop: the program's
 // own seccomp filter (its verdicts and SIGSYS come between the stub's
-// call and its record), a MAP_SHARED file mapping or an open
-// /proc/PID/mem (a write through them changes memory that the recorder
-// must capture at the call). Children inherit the flag with the memory.
+// call and its record). After a MAP_SHARED file mapping or an open
+// /proc/PID/mem only the calls that write file data (their writes change
+// memory that the recorder must capture at the call) are sent through
+// ptrace from then on (HdrNoWrites). Children inherit the flags with the
+// memory.
 func (r *recorder) disableBuf(t *task, ev *trace.Event, nr int, a [6]uint64, ret int64) error {
 	if ret < 0 {
 		return nil
@@ -226,23 +230,48 @@ func (r *recorder) disableBuf(t *task, ev *trace.Event, nr int, a [6]uint64, ret
 	if t.buf == nil || !t.buf.mapped {
 		return nil
 	}
-	off := false
+	var field uint64
 	switch nr {
 	case unix.SYS_SECCOMP:
-		off = a[0] == 1 // SECCOMP_SET_MODE_FILTER
+		if a[0] == 1 { // SECCOMP_SET_MODE_FILTER
+			field = syscallbuf.HdrDisabled
+		}
 	case unix.SYS_PRCTL:
-		off = a[0] == unix.PR_SET_SECCOMP
+		if a[0] == unix.PR_SET_SECCOMP {
+			field = syscallbuf.HdrDisabled
+		}
 	case unix.SYS_MMAP:
-		off = a[3]&unix.MAP_SHARED != 0 && a[3]&unix.MAP_ANONYMOUS == 0
+		if a[3]&unix.MAP_SHARED != 0 && a[3]&unix.MAP_ANONYMOUS == 0 && (a[2]&unix.PROT_WRITE != 0 || fdWritable(t.tid, int(int32(a[4])))) {
+			// (A read-only view of a file opened read-only, such as
+			// glibc's gconv cache, is left out: limitations.md.)
+			field = syscallbuf.HdrNoWrites
+		}
 	case unix.SYS_OPEN, unix.SYS_OPENAT, unix.SYS_OPENAT2:
 		name, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.tid, ret))
-		off = strings.HasPrefix(name, "/proc/") && strings.HasSuffix(name, "/mem")
+		if strings.HasPrefix(name, "/proc/") && strings.HasSuffix(name, "/mem") {
+			field = syscallbuf.HdrNoWrites
+		}
 	}
-	if !off {
+	if field == 0 {
 		return nil
 	}
+	return r.setHdr(t, ev, field)
+}
 
-	return r.setHdr(t, ev, syscallbuf.HdrDisabled)
+// fdWritable tells whether fd of thread tid was opened for writing (true
+// when that cannot be read).
+func fdWritable(tid, fd int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
+	if err != nil {
+		return true
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "flags:"); ok {
+			flags, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32)
+			return err != nil || flags&unix.O_ACCMODE != unix.O_RDONLY
+		}
+	}
+	return true
 }
 
 // stubInterrupted handles the watchdog's signal in the stub. A buffered

@@ -27,6 +27,10 @@ entry:
 	je max_count
 	cmp $217, %eax
 	je max_count
+	cmp $196, %eax
+	je max_count
+	cmp $193, %eax
+	je max_r10
 	cmp $5, %eax
 	je max_stat
 	cmp $262, %eax
@@ -38,12 +42,24 @@ entry:
 	cmp $96, %eax
 	je max_tod
 	cmp $1, %eax
-	je max_fd
+	je max_write
 	cmp $18, %eax
-	je max_fd
+	je max_write
 	cmp $3, %eax
-	je max_fd
+	je max_close
+	cmp $257, %eax
+	je max_openat
+	cmp $326, %eax
+	je max_cfr
+	cmp $16, %eax
+	je max_ioctl
 	cmp $8, %eax
+	je max_0
+	cmp $190, %eax
+	je max_0
+	cmp $221, %eax
+	je max_0
+	cmp $280, %eax
 	je max_0
 	cmp $39, %eax
 	je max_0
@@ -63,6 +79,9 @@ entry:
 max_count:
 	mov %rdx, %rcx
 	jmp check
+max_r10:
+	mov %r10, %rcx
+	jmp check
 max_stat:
 	mov $144, %ecx
 	jmp check
@@ -77,11 +96,41 @@ max_tod:
 	jne traced
 	mov $16, %ecx
 	jmp check
-max_fd:
-	# write, pwrite64 and close of fds 0-2 stay traced: the recorder
-	# must see at the call whether they are its own stdout/stderr.
+max_write:
+	# write and pwrite64 of fds 0-2 stay traced: the recorder must see
+	# at the call whether they are its own stdout/stderr.
 	cmp $2, %edi
 	jbe traced
+max_nowrites:
+	# Calls that change a file's data stay traced while the process maps
+	# a file MAP_SHARED or has /proc/PID/mem open (the header's nowrites):
+	# the recorder captures what such a write changes in memory.
+	cmpl $0, 20(%r11)
+	jne traced
+	jmp max_0
+max_close:
+	# So do closes of fds 0-2 (the recorder's own stdout/stderr).
+	cmp $2, %edi
+	jbe traced
+	jmp max_0
+max_openat:
+	# Read-only opens only: a writable fd might be /proc/PID/mem, which
+	# the recorder must see opened before a write through it.
+	test $3, %edx
+	jne traced
+	jmp max_0
+max_cfr:
+	# copy_file_range without offset pointers (nothing written to memory).
+	test %rsi, %rsi
+	jne traced
+	test %r10, %r10
+	jne traced
+	jmp max_nowrites
+max_ioctl:
+	# FICLONE only (no output; it changes the destination file's data).
+	cmp $0x40049409, %rsi
+	jne traced
+	jmp max_nowrites
 max_0:
 	xor %ecx, %ecx
 check:
@@ -138,6 +187,10 @@ sc_ret:
 	je out_count
 	cmp $217, %edi
 	je out_count
+	cmp $196, %edi
+	je out_listxattr
+	cmp $193, %edi
+	je out_getxattr
 	test %rax, %rax
 	jne copy
 	cmp $5, %edi
@@ -153,6 +206,17 @@ sc_ret:
 	jmp copy
 out_count:
 	mov 24(%r11), %rsi
+	mov %rax, %rcx
+	jmp copy
+out_listxattr:
+	# With size 0 the call only returns the size it needs.
+	cmpq $0, 32(%r11)
+	je copy
+	jmp out_count
+out_getxattr:
+	cmpq $0, 40(%r11)
+	je copy
+	mov 32(%r11), %rsi
 	mov %rax, %rcx
 	jmp copy
 out_fstat:

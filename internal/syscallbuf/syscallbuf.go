@@ -21,6 +21,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -46,6 +47,12 @@ const (
 	// (a process whose writes or calls need what only a stop can see:
 	// its own seccomp filter, a MAP_SHARED file, /proc/PID/mem).
 	HdrDisabled = 16
+	// HdrNoWrites, set by the recorder, sends the calls that change a
+	// file's data (write, pwrite64, copy_file_range, ioctl FICLONE)
+	// through ptrace: the process maps a file MAP_SHARED or has
+	// /proc/PID/mem open, and the recorder must capture what such a write
+	// changes in memory.
+	HdrNoWrites = 20
 	HdrLen      = 64 // records start at Hdr+HdrLen
 
 	recHdr = 144 // record header; the written bytes follow
@@ -68,27 +75,22 @@ const (
 // IsStub tells whether addr is in the stub's code or trampolines.
 func IsStub(addr uint64) bool { return addr >= Base && addr < TrampEnd }
 
-// Buffered lists the calls the stub buffers (it must match
-// stub_amd64.S). Every other call it is handed goes through a traced
-// syscall instruction.
-var Buffered = []int{
-	unix.SYS_READ, unix.SYS_PREAD64, unix.SYS_GETDENTS64,
-	unix.SYS_FSTAT, unix.SYS_NEWFSTATAT, unix.SYS_STATX,
-	unix.SYS_CLOCK_GETTIME, unix.SYS_GETTIMEOFDAY,
-	unix.SYS_WRITE, unix.SYS_PWRITE64, unix.SYS_CLOSE, unix.SYS_LSEEK,
-	unix.SYS_GETPID, unix.SYS_GETTID, unix.SYS_GETPPID,
-	unix.SYS_GETUID, unix.SYS_GETGID, unix.SYS_GETEUID, unix.SYS_GETEGID,
-}
+// Buffered lists the calls the stub may buffer: those the declarative
+// table (internal/linux) marks Buffered, which stub_amd64.S must match
+// (TestStubMatchesTable). The stub decides from a call's arguments
+// whether it makes it itself; every other call it is handed goes
+// through a traced syscall instruction.
+var Buffered = linux.BufferedCalls()
+
+var buffered = func() (b [linux.MaxNr + 1]bool) {
+	for _, nr := range Buffered {
+		b[nr] = true
+	}
+	return b
+}()
 
 // IsBuffered tells whether nr is in Buffered.
-func IsBuffered(nr int) bool {
-	for _, b := range Buffered {
-		if b == nr {
-			return true
-		}
-	}
-	return false
-}
+func IsBuffered(nr int) bool { return nr >= 0 && nr < len(buffered) && buffered[nr] }
 
 // Code returns the stub's code page content (the code and the seccomp
 // program at FilterAt).
