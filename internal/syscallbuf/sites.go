@@ -13,42 +13,44 @@ import (
 )
 
 // Site is a redirectable system call in an ELF file: at Off (a file
-// offset) `syscall` followed by the 6-byte `cmp $imm32, %rax` in Cmp,
-// with the number set just before by `mov $nr, %eax` or `xor %eax, %eax`
-// to a call in Buffered.
+// offset) `syscall` followed by Disp, the instructions displaced into the
+// trampoline (at least 5 bytes, so that a 7-byte jump fits: glibc's
+// `cmp $imm32, %rax|%eax`, or `mov %eax, %edx; [neg %edx;] cmp $imm32,
+// %eax`; see displaced), with the number set just before by `mov $nr,
+// %eax` or `xor %eax, %eax` to a call in Buffered, or by `mov %rdi, %rax`
+// (glibc's syscall(2), Nr DynNr: the stub looks at the number it is
+// handed).
 //
 // With Ret set the site is a whole function `mov $nr, %eax; syscall;
 // ret` (glibc's getpid and the like, and the vDSO functions gorr
 // rewrites into that form), and Off is the mov's offset.
 type Site struct {
-	Off uint64
-	Nr  int
-	Cmp [6]byte // `cmp $imm32, %rax` (6 bytes) or `cmp $imm32, %eax` (5, then a zero)
-	Ret bool
+	Off  uint64
+	Nr   int
+	Disp []byte
+	Ret  bool
 }
 
-// cmpLen is the length of the displaced cmp.
-func (s *Site) cmpLen() uint64 {
-	if s.Cmp[0] == 0x3d {
-		return 5
-	}
-	return 6
-}
+// DynNr is the Nr of a site whose number is only known at run time.
+const DynNr = -2
 
 // Len is how many bytes the patch replaces.
 func (s *Site) Len() uint64 {
 	if s.Ret {
 		return siteLen
 	}
-	return 2 + s.cmpLen()
+	return 2 + uint64(len(s.Disp))
 }
 
-// siteLen is how many bytes a patched site replaces (syscall + cmp).
+// siteLen is how many bytes a patched `mov; syscall; ret` site replaces.
 const siteLen = 8
+
+// maxDisp bounds the displaced instructions.
+const maxDisp = 16
 
 // trampLen is the space each trampoline takes: two 8-byte slots (the
 // trampoline's code address, the address to return to) and the code.
-const trampLen = 48
+const trampLen = 64
 
 // Scan finds the sites in the executable sections of an ELF file. Each
 // is confirmed by decoding its function from the start, and skipped when
@@ -71,7 +73,7 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		}
 		cands := map[int]bool{}
 		for i := 0; i+siteLen <= len(data); i++ {
-			if data[i] == 0x0f && data[i+1] == 0x05 && (data[i+2] == 0x48 && data[i+3] == 0x3d || data[i+2] == 0x3d) {
+			if data[i] == 0x0f && data[i+1] == 0x05 {
 				cands[i] = true
 			}
 			if isRetSite(data[i:]) {
@@ -95,7 +97,7 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 			}
 			ends[b] = e
 		}
-		found := map[int]int{} // syscall offset -> number
+		found := map[int]found{} // syscall offset -> number, displaced bytes
 		for b, e := range ends {
 			decodeSites(data, b, e, cands, found)
 		}
@@ -106,15 +108,10 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		sort.Ints(offs)
 		for _, c := range offs {
 			fo := s.Offset + uint64(c)
-			st := Site{Off: fo, Nr: found[c]}
-			if isRetSite(data[c:]) {
-				st.Ret = true
-			} else {
-				n := 6
-				if data[c+2] == 0x3d {
-					n = 5
-				}
-				copy(st.Cmp[:], data[c+2:c+2+n])
+			f := found[c]
+			st := Site{Off: fo, Nr: f.nr, Ret: f.disp == 0}
+			if !st.Ret {
+				st.Disp = append([]byte(nil), data[c+2:c+2+f.disp]...)
 			}
 			out = append(out, st)
 		}
@@ -122,11 +119,16 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 	return out, nil
 }
 
+// found is a confirmed site: its number and how many bytes after the
+// syscall instruction are displaced (0: a `mov; syscall; ret` function).
+type found struct{ nr, disp int }
+
 // decodeSites decodes the function [start, end), noting each candidate
 // that is a real syscall instruction preceded by an instruction that sets
-// eax to a buffered number and followed by the cmp, unless a branch in
-// the function lands on that cmp.
-func decodeSites(data []byte, start, end int, cands map[int]bool, found map[int]int) {
+// eax to a buffered number (or copies it from rdi) and followed by
+// instructions that can be displaced, unless a branch in the function
+// lands inside the replaced bytes.
+func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]found) {
 	prevNr := -1
 	targets := map[int]bool{}
 	var got []int
@@ -141,12 +143,12 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, found map[int]
 			targets[pc+inst.Len+int(rel)] = true
 		}
 		if cands[pc] && isRetSite(data[pc:]) {
-			found[pc] = int(binary.LittleEndian.Uint32(data[pc+1:]))
+			out[pc] = found{nr: int(binary.LittleEndian.Uint32(data[pc+1:]))}
 			got = append(got, pc)
 		}
-		if inst.Op == x86asm.SYSCALL && cands[pc] && prevNr >= 0 && IsBuffered(prevNr) {
-			if next, err := x86asm.Decode(data[pc+2:], 64); err == nil && next.Op == x86asm.CMP && (next.Len == 6 && data[pc+2] == 0x48 || next.Len == 5 && data[pc+2] == 0x3d) {
-				found[pc] = prevNr
+		if inst.Op == x86asm.SYSCALL && cands[pc] && (prevNr >= 0 && IsBuffered(prevNr) || prevNr == DynNr) {
+			if n := displaced(data[pc+2 : min(len(data), end)]); n > 0 {
+				out[pc] = found{nr: prevNr, disp: n}
 				got = append(got, pc)
 			}
 		}
@@ -155,6 +157,8 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, found map[int]
 			prevNr = int(binary.LittleEndian.Uint32(data[pc+1:]))
 		case inst.Len == 2 && data[pc] == 0x31 && data[pc+1] == 0xc0: // xor %eax, %eax
 			prevNr = 0
+		case inst.Len == 3 && data[pc] == 0x48 && data[pc+1] == 0x89 && data[pc+2] == 0xf8: // mov %rdi, %rax
+			prevNr = DynNr
 		case inst.Op == x86asm.MOV && !targets[pc] && !writesRAX(inst):
 			// A move into another register keeps eax's number.
 		default:
@@ -164,15 +168,49 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, found map[int]
 	}
 	for _, c := range got {
 		n := siteLen
-		if !isRetSite(data[c:]) && data[c+2] == 0x3d {
-			n = 7
+		if d := out[c].disp; d > 0 {
+			n = 2 + d
 		}
 		for k := 1; k < n; k++ {
 			if targets[c+k] {
-				delete(found, c)
+				delete(out, c)
 			}
 		}
 	}
+}
+
+// displaced returns how many bytes of code (what follows a syscall
+// instruction) the trampoline can run in their place: whole instructions,
+// at least 5 bytes and at most maxDisp, that neither branch nor address
+// memory (so they run the same anywhere) and of which one sets the flags
+// before any reads them (the stub changes the flags a syscall keeps):
+// register moves, neg, cmp and test. 0 if there are none such.
+func displaced(code []byte) int {
+	n, setFlags := 0, false
+	for n < 5 {
+		inst, err := x86asm.Decode(code[n:], 64)
+		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
+			return 0
+		}
+		for _, a := range inst.Args {
+			switch a.(type) {
+			case x86asm.Mem, x86asm.Rel:
+				return 0
+			}
+		}
+		switch inst.Op {
+		case x86asm.MOV:
+		case x86asm.NEG, x86asm.CMP, x86asm.TEST:
+			setFlags = true
+		default:
+			return 0
+		}
+		n += inst.Len
+	}
+	if !setFlags {
+		return 0
+	}
+	return n
 }
 
 // isRetSite tells whether code starts with `mov $nr, %eax; syscall; ret`
@@ -226,7 +264,7 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 		site := start + s.Off - off
 		t := *next
 		*next += trampLen
-		tr := Trampoline(t, site, s.Cmp[:s.cmpLen()])
+		tr := Trampoline(t, site, s.Disp)
 		if s.Ret {
 			tr = RetTrampoline(t, s.Nr)
 		}
@@ -238,17 +276,17 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 
 // Trampoline is the block at t for the site at site: the slots, then
 // code that steps over the red zone, calls the stub, steps back, runs
-// the displaced cmp and jumps back through the second slot. Libraries
+// the displaced instructions disp and jumps back through the second slot. Libraries
 // lie far beyond a rel32 from Base, so both long jumps go through
 // absolute 32-bit slot addresses (Base is below 2 GiB).
-func Trampoline(t, site uint64, cmp []byte) []byte {
+func Trampoline(t, site uint64, disp []byte) []byte {
 	b := binary.LittleEndian.AppendUint64(nil, t+16)
-	b = binary.LittleEndian.AppendUint64(b, site+2+uint64(len(cmp)))
+	b = binary.LittleEndian.AppendUint64(b, site+2+uint64(len(disp)))
 	b = append(b, 0x48, 0x8d, 0x64, 0x24, 0x80) // lea -128(%rsp), %rsp
 	b = append(b, 0xe8)                         // call Entry
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
 	b = append(b, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00) // lea 128(%rsp), %rsp
-	b = append(b, cmp...)
+	b = append(b, disp...)
 	b = append(b, 0xff, 0x24, 0x25) // jmp *(t+8)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t+8))
 	for len(b) < trampLen {

@@ -25,12 +25,36 @@ func TestScanLibc(t *testing.T) {
 	for _, s := range sites {
 		seen[s.Nr] = true
 	}
-	for _, nr := range []int{0, 1, 3} { // read, write, close
+	// read, write, close; ioctl and posix_fadvise (`syscall; mov %eax,
+	// %edx; ...` sites); syscall(2) (number from rdi).
+	for _, nr := range []int{0, 1, 3, 16, 221, DynNr} {
 		if !seen[nr] {
 			t.Errorf("no site for call %d in libc (%d sites)", nr, len(sites))
 		}
 	}
 	t.Logf("%d sites, calls %v", len(sites), seen)
+}
+
+func TestDisplaced(t *testing.T) {
+	for _, c := range []struct {
+		code []byte
+		want int
+	}{
+		{[]byte{0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0x73, 0x01}, 6},       // cmp $-4096, %rax
+		{[]byte{0x3d, 0x00, 0xf0, 0xff, 0xff, 0x77, 0x1c}, 5},             // cmp $-4096, %eax
+		{[]byte{0x89, 0xc2, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0x77, 0x1c}, 7}, // mov %eax,%edx; cmp
+		{[]byte{0x89, 0xc2, 0xf7, 0xda, 0x3d, 0x00, 0xf0, 0xff, 0xff}, 9}, // mov; neg; cmp
+		{[]byte{0x89, 0xc2, 0x89, 0xc1, 0x89, 0xc6, 0x77, 0x00}, 0},       // moves only: flags not set
+		{[]byte{0xc3, 0x90, 0x90, 0x90, 0x90, 0x90}, 0},                   // ret
+		{[]byte{0x48, 0x8b, 0x05, 0x00, 0x00, 0x00, 0x00}, 0},             // rip-relative load
+		{[]byte{0x89, 0xc2, 0x73, 0x01, 0x3d, 0x00, 0xf0, 0xff, 0xff}, 0}, // a branch
+		{[]byte{0x48, 0x85, 0xc0, 0x78, 0x01}, 0},                         // test (3 bytes), then a branch
+		{[]byte{0x48, 0x85, 0xc0, 0x48, 0x89, 0xc2, 0x73, 0x00}, 6},       // test; mov
+	} {
+		if got := displaced(c.code); got != c.want {
+			t.Errorf("displaced(% x) = %d, want %d", c.code, got, c.want)
+		}
+	}
 }
 
 func TestTrampoline(t *testing.T) {

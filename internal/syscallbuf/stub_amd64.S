@@ -16,6 +16,11 @@
 	.text
 	.globl entry
 entry:
+	# A number with bits above 31 (from syscall(2)'s site, which passes
+	# rax on) is traced: the entry's orig_rax would differ.
+	mov %rax, %rcx
+	shr $32, %rcx
+	jnz traced
 	movabs $HDR, %r11
 	cmpl $0, 4(%r11)
 	jne traced
