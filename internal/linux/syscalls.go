@@ -179,7 +179,7 @@ var syscallList = []Syscall{
 	{Nr: 135, Name: "personality"},
 	{Nr: 136, Name: "ustat", Out: outs(fixed(1, sizeUstat))},
 	{Nr: 137, Name: "statfs", Out: outs(fixed(1, sizeStatfs))},
-	{Nr: 138, Name: "fstatfs", Out: outs(fixed(1, sizeStatfs))},
+	{Nr: 138, Name: "fstatfs", Out: outs(fixed(1, sizeStatfs)), Buffered: true},
 	{Nr: 139, Name: "sysfs", Custom: customSysfs},
 	{Nr: 140, Name: "getpriority"},
 	{Nr: 141, Name: "setpriority"},

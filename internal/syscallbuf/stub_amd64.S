@@ -11,11 +11,16 @@
 # else is made from traced_insn, which stops as usual.
 
 	.set HDR, 0x70010000
-	.set CAP, 0x40000 - 64
+	.set HDRLEN, 256
+	.set CAP, 0x40000 - HDRLEN
+	# Where the stub's own fstatfs writes (in the header, after its fields).
+	.set SCRATCH, HDR + 128
+	.set PROC_SUPER_MAGIC, 0x9fa0
 	.set MAXOUT, 0x10000
 	.text
 	.globl entry
 entry:
+.Lentry:
 	# A number with bits above 31 (from syscall(2)'s site, which passes
 	# rax on) is traced: the entry's orig_rax would differ.
 	mov %rax, %rcx
@@ -38,6 +43,8 @@ entry:
 	je max_r10
 	cmp $5, %eax
 	je max_stat
+	cmp $138, %eax
+	je max_statfs
 	cmp $262, %eax
 	je max_stat
 	cmp $332, %eax
@@ -90,6 +97,9 @@ max_r10:
 max_stat:
 	mov $144, %ecx
 	jmp check
+max_statfs:
+	mov $120, %ecx
+	jmp check
 max_statx:
 	mov $256, %ecx
 	jmp check
@@ -119,10 +129,7 @@ max_close:
 	jbe traced
 	jmp max_0
 max_openat:
-	# Read-only opens only: a writable fd might be /proc/PID/mem, which
-	# the recorder must see opened before a write through it.
-	test $3, %edx
-	jne traced
+	# A writable open is checked after the call (see opened).
 	jmp max_0
 max_cfr:
 	# copy_file_range without offset pointers (nothing written to memory).
@@ -150,7 +157,7 @@ check:
 	movl $1, 4(%r11)
 	movl $0, 8(%r11)
 	movl (%r11), %ecx
-	lea 64(%r11,%rcx), %r11
+	lea HDRLEN(%r11,%rcx), %r11
 	movl %eax, 4(%r11)
 	mov %rdi, 16(%r11)
 	mov %rsi, 24(%r11)
@@ -179,11 +186,12 @@ sc_ret:
 	push %rsi
 	push %rdx
 	movl (%r11), %ecx
-	lea 64(%r11,%rcx), %r11
+	lea HDRLEN(%r11,%rcx), %r11
 	mov %rax, 8(%r11)
 	xor %ecx, %ecx
 	xor %esi, %esi
 	movl 4(%r11), %edi
+	mov %edi, %edx
 	test %rax, %rax
 	js copy
 	cmp $0, %edi
@@ -200,6 +208,8 @@ sc_ret:
 	jne copy
 	cmp $5, %edi
 	je out_fstat
+	cmp $138, %edi
+	je out_fstatfs
 	cmp $262, %edi
 	je out_fstatat
 	cmp $332, %edi
@@ -227,6 +237,10 @@ out_getxattr:
 out_fstat:
 	mov 24(%r11), %rsi
 	mov $144, %ecx
+	jmp copy
+out_fstatfs:
+	mov 24(%r11), %rsi
+	mov $120, %ecx
 	jmp copy
 out_fstatat:
 	mov 32(%r11), %rsi
@@ -257,11 +271,44 @@ copy:
 	movl %ecx, (%r11)
 	movabs $HDR, %r11
 	addl %ecx, (%r11)
+	cmp $257, %edx
 	pop %rdx
 	pop %rsi
 	pop %rdi
+	jne unlock
+	test $3, %edx
+	jz unlock
+	test %rax, %rax
+	jns opened
 unlock:
 	movl $0, 4(%r11)
+	ret
+opened:
+	# A writable descriptor just opened (rax) might be /proc/PID/mem: a
+	# write through it changes memory, which the recorder must capture at
+	# the call. A buffered fstatfs tells whether it is on procfs; if so
+	# (or if that fails), the calls that write file data are traced from
+	# now on (nowrites). Replay runs the same check on the same results.
+	movl $0, 4(%r11)
+	push %rdi
+	push %rsi
+	push %rax
+	mov %rax, %rdi
+	movabs $SCRATCH, %rsi
+	mov $138, %eax
+	call .Lentry	# (a local label: a global one would need a relocation)
+	test %rax, %rax
+	jnz 1f
+	movabs $SCRATCH, %r11
+	cmpq $PROC_SUPER_MAGIC, (%r11)
+	jne 2f
+1:
+	movabs $HDR, %r11
+	movl $1, 20(%r11)
+2:
+	pop %rax
+	pop %rsi
+	pop %rdi
 	ret
 	.globl traced
 traced:

@@ -53,7 +53,9 @@ const (
 	// /proc/PID/mem open, and the recorder must capture what such a write
 	// changes in memory.
 	HdrNoWrites = 20
-	HdrLen      = 64 // records start at Hdr+HdrLen
+	// Hdr+128..Hdr+256 is where the stub's own fstatfs of a descriptor
+	// it opened for writing writes (stub_amd64.S, opened).
+	HdrLen = 256 // records start at Hdr+HdrLen
 
 	recHdr = 144 // record header; the written bytes follow
 )

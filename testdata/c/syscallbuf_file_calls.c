@@ -1,4 +1,4 @@
-/* Tests the file calls the syscall buffer makes in-process: read-only openat, xattrs (incl. size queries), utimensat/futimens, fadvise, copy_file_range, FICLONE, and writes beside MAP_SHARED views. */
+/* Tests the file calls the syscall buffer makes in-process: openat (writable ones checked for procfs), xattrs (incl. size queries), utimensat/futimens, fadvise, copy_file_range, FICLONE, and writes beside MAP_SHARED views or through /proc/self/mem. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -71,6 +71,14 @@ int main(void) {
     printf("FICLONE: %s\n", r == 0 ? "ok" : (errno == EOPNOTSUPP || errno == EXDEV || errno == EINVAL || errno == ENOTTY) ? "unsupported" : strerrorname_np(errno));
   }
 
+  /* Writes through a writable /proc/self/mem descriptor change memory. */
+  static volatile unsigned long cell;
+  int mem = open("/proc/self/mem", O_RDWR);
+  for (int i = 0; i < 3 && mem >= 0; i++) {
+    unsigned long v;
+    if (getrandom(&v, sizeof v, 0) != sizeof v || pwrite(mem, &v, sizeof v, (off_t)(unsigned long)&cell) != sizeof v) return 1;
+    printf("cell %s %016lx\n", cell == v ? "written" : "NOT written", cell);
+  }
   /* A read-only shared view of a read-only fd, and a writable one: writes
      to the file show through both. */
   int ro = open("a.dat", O_RDONLY);
