@@ -257,7 +257,7 @@ int main(int argc, char **argv) {
 	for (int i = 0; i < (int)sizeof buf; i++) buf[i] = (char)(i * 7 + ts.tv_nsec);
 	pwrite(fd, buf, sizeof buf, 0);
 	unsigned long sum = 0;
-	for (int r = 0; r < 24; r++) {
+	for (int r = 0; r < 80; r++) {
 		ssize_t n = pread(fd, buf, sizeof buf, 0); /* about 60 KB per record */
 		for (ssize_t i = 0; i < n; i += 97) sum = sum * 31 + (unsigned char)buf[i];
 		lseek(fd, r, SEEK_SET);
@@ -269,7 +269,7 @@ int main(int argc, char **argv) {
 }
 `
 
-// The buffer fills: 24 reads of 60 KB do not fit in its 256 KiB, so the
+// The buffer fills: 80 reads of 60 KB do not fit in its 1 MiB, so the
 // stub makes the call that does not fit through ptrace (the recorder
 // drains the buffer there) and starts over. With --checksum, replay also
 // compares memory (the buffer included) at every traced call.

@@ -12,11 +12,11 @@
 
 	.set HDR, 0x70010000
 	.set HDRLEN, 256
-	.set CAP, 0x40000 - HDRLEN
+	.set CAP, 0x100000 - HDRLEN
 	# Where the stub's own fstatfs writes (in the header, after its fields).
 	.set SCRATCH, HDR + 128
 	.set PROC_SUPER_MAGIC, 0x9fa0
-	.set MAXOUT, 0x10000
+	.set MAXOUT, 0x40000
 	.text
 	.globl entry
 entry:

@@ -34,8 +34,8 @@ const (
 	TrampBase = Base + 0x1000
 	TrampEnd  = Base + 0x10000
 	Hdr       = Base + 0x10000
-	BufSize   = 0x40000
-	Size      = 0x50000
+	BufSize   = 0x100000
+	Size      = 0x110000
 	FilterAt  = Base + 0xc00 // the seccomp program, in the code page
 
 	// Header fields (u32 each, at Hdr+offset).
