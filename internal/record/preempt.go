@@ -76,7 +76,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 	// changes from one iteration to the next (the pad's first test).
 	prev := map[uint64]trace.Regs{}
 	for step := 0; ; step++ {
-		regs, err := ptrace.GetRegs(t.tid)
+		regs, err := t.thread().GetRegs()
 		if err != nil {
 			return pointHandled, r.lost(t, err)
 		}
@@ -84,7 +84,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			// The trap flag of our steps, which the kernel stops counting
 			// as ours once a popf was stepped: the program never set it.
 			regs[ptrace.EFLAGS] &^= 0x100
-			if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+			if err := t.thread().SetRegs(&regs); err != nil {
 				return pointHandled, r.lost(t, err)
 			}
 		}
@@ -136,7 +136,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 		if in.PushesFlags {
 			// The step's trap flag went onto the stack with the flags;
 			// a later popf would restore it.
-			if after, err := ptrace.GetRegs(t.tid); err == nil {
+			if after, err := t.thread().GetRegs(); err == nil {
 				if v, err := t.mem.ReadU64(after[ptrace.RSP]); err == nil && v&0x100 != 0 {
 					var b [8]byte
 					binary.LittleEndian.PutUint64(b[:], v&^0x100)
@@ -170,7 +170,7 @@ func hintFlag(prev map[uint64]trace.Regs, regs *trace.Regs) int {
 // is handled as usual and ends the search.
 func (r *recorder) singleStep(t *task) (pointResult, error) {
 	for {
-		if err := ptrace.Resume(t.tid, ptrace.Step, 0); err != nil {
+		if err := t.thread().Resume(ptrace.Step, 0); err != nil {
 			return pointHandled, r.lost(t, err)
 		}
 		st, _, err := r.waitFor(t.tid)
@@ -196,7 +196,7 @@ func (r *recorder) holdDuringSearch(t *task, st ptrace.Stop) (si *ptrace.SigInfo
 	if st.Kind != ptrace.StopSignal {
 		return nil, false
 	}
-	info, err := ptrace.GetSigInfo(t.tid)
+	info, err := t.thread().GetSigInfo()
 	if err != nil {
 		return nil, false
 	}
@@ -228,7 +228,7 @@ func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
 	}
 	restore := func() error { return t.mem.WriteMem(addr, orig[:]) }
 	for {
-		if err := ptrace.Resume(t.tid, ptrace.Cont, 0); err != nil {
+		if err := t.thread().Resume(ptrace.Cont, 0); err != nil {
 			_ = restore()
 			return pointHandled, r.lost(t, err)
 		}
@@ -242,13 +242,13 @@ func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
 			continue
 		}
 		if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 0x80 {
-			regs, err := ptrace.GetRegs(t.tid)
+			regs, err := t.thread().GetRegs()
 			if err == nil && regs[ptrace.RIP] == addr+1 {
 				regs[ptrace.RIP] = addr
 				if err := restore(); err != nil {
 					return pointHandled, err
 				}
-				return pointTaken, ptrace.SetRegs(t.tid, &regs)
+				return pointTaken, t.thread().SetRegs(&regs)
 			}
 		}
 		if err := restore(); err != nil {
@@ -310,7 +310,7 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 			ev.Mem = append(ev.Mem, trace.MemWrite{Addr: best, Data: buf})
 		}
 	}
-	if xs, err := ptrace.GetXState(t.tid, r.xsaveSize); err == nil && len(xs) >= fxCompareLen {
+	if xs, err := t.thread().GetXState(r.xsaveSize); err == nil && len(xs) >= fxCompareLen {
 		// The whole XSAVE area: x87, SSE, AVX upper halves, AVX-512
 		// and PKRU, whatever the CPU has (replay compares all of it).
 		ev.XState = xs
@@ -439,10 +439,10 @@ func (r *recorder) deliverHeld(t *task) error {
 	}
 	si := t.deferred[0]
 	t.deferred = t.deferred[1:]
-	if err := ptrace.SetSigInfo(t.tid, &si); err != nil {
+	if err := t.thread().SetSigInfo(&si); err != nil {
 		return r.lost(t, err)
 	}
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return r.lost(t, err)
 	}
