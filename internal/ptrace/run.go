@@ -40,6 +40,9 @@ func AcceptIf(ok bool) Action {
 	return Again
 }
 
+// AcceptAny accepts the first stop: a run of one resume and one wait.
+func AcceptAny(Stop) (Action, error) { return Accept, nil }
+
 // Deliver resumes the thread with the run's mode and signal sig, and
 // waits again.
 func Deliver(sig int) Action { return Action{op: opAgain, sig: sig} }
@@ -53,16 +56,33 @@ func ResumeOnce(mode, sig int) Action { return Action{op: opAgain, mode: mode, s
 // each, until next accepts one (Accept) or returns an error; it returns
 // that stop and error. A wait or resume error ends the run too.
 func (th Thread) RunUntil(mode, sig int, next func(Stop) (Action, error)) (Stop, error) {
-	if err := th.Resume(mode, sig); err != nil {
-		return Stop{}, err
-	}
-	return th.WaitUntil(mode, next)
+	return th.RunVia(th.Wait, mode, sig, next)
 }
 
 // WaitUntil is RunUntil for a thread that already runs: it waits first.
 func (th Thread) WaitUntil(mode int, next func(Stop) (Action, error)) (Stop, error) {
+	return th.loop(th.Wait, mode, next)
+}
+
+// RunVia is RunUntil for a tracer that does not wait for the thread
+// itself: wait returns the thread's next stop. The recorder waits for
+// any task (WaitAny) and queues the stops of the tasks it is not waiting
+// for; its runs of one task take that task's stops through the queue.
+func (th Thread) RunVia(wait func() (Stop, error), mode, sig int, next func(Stop) (Action, error)) (Stop, error) {
+	if err := th.Resume(mode, sig); err != nil {
+		return Stop{}, err
+	}
+	return th.loop(wait, mode, next)
+}
+
+// WaitVia is RunVia for a thread that already runs: it waits first.
+func (th Thread) WaitVia(wait func() (Stop, error), mode int, next func(Stop) (Action, error)) (Stop, error) {
+	return th.loop(wait, mode, next)
+}
+
+func (th Thread) loop(wait func() (Stop, error), mode int, next func(Stop) (Action, error)) (Stop, error) {
 	for {
-		st, err := th.Wait()
+		st, err := wait()
 		if err != nil {
 			return st, err
 		}

@@ -87,7 +87,7 @@ func TestThread(t *testing.T) {
 		t.Fatalf("GetRegs from another OS thread: %v, want ESRCH", err)
 	}
 
-	st, err := th.RunUntil(Step, 0, func(Stop) (Action, error) { return Accept, nil })
+	st, err := th.RunUntil(Step, 0, AcceptAny)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,23 +169,19 @@ func hintFlag(prev map[uint64]trace.Regs, regs *trace.Regs) int {
 // arrive meanwhile are held for later; anything else (a fault, an exit)
 // is handled as usual and ends the search.
 func (r *recorder) singleStep(t *task) (pointResult, error) {
-	for {
-		if err := t.thread().Resume(ptrace.Step, 0); err != nil {
-			return pointHandled, r.lost(t, err)
-		}
-		st, _, err := r.waitFor(t.tid)
-		if err != nil {
-			return pointHandled, err
-		}
-		si, held := r.holdDuringSearch(t, st)
-		if held {
-			continue
-		}
-		if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 2 /* TRAP_TRACE */ {
-			return pointTaken, nil
-		}
-		return pointHandled, r.handle(st)
+	var si *ptrace.SigInfo
+	st, lost, err := r.runUntil(t, ptrace.Step, 0, func(st ptrace.Stop) (ptrace.Action, error) {
+		var held bool
+		si, held = r.holdDuringSearch(t, st)
+		return ptrace.AcceptIf(!held), nil
+	})
+	if lost || err != nil {
+		return pointHandled, err
 	}
+	if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 2 /* TRAP_TRACE */ {
+		return pointTaken, nil
+	}
+	return pointHandled, r.handle(st)
 }
 
 // holdDuringSearch absorbs a stop met while a point is searched for that
@@ -227,35 +223,30 @@ func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
 		return pointHandled, r.lost(t, err)
 	}
 	restore := func() error { return t.mem.WriteMem(addr, orig[:]) }
-	for {
-		if err := t.thread().Resume(ptrace.Cont, 0); err != nil {
-			_ = restore()
-			return pointHandled, r.lost(t, err)
-		}
-		st, _, err := r.waitFor(t.tid)
-		if err != nil {
-			_ = restore()
-			return pointHandled, err
-		}
-		si, held := r.holdDuringSearch(t, st)
-		if held {
-			continue
-		}
-		if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 0x80 {
-			regs, err := t.thread().GetRegs()
-			if err == nil && regs[ptrace.RIP] == addr+1 {
-				regs[ptrace.RIP] = addr
-				if err := restore(); err != nil {
-					return pointHandled, err
-				}
-				return pointTaken, t.thread().SetRegs(&regs)
-			}
-		}
-		if err := restore(); err != nil {
-			return pointHandled, err
-		}
-		return pointHandled, r.handle(st)
+	var si *ptrace.SigInfo
+	st, lost, err := r.runUntil(t, ptrace.Cont, 0, func(st ptrace.Stop) (ptrace.Action, error) {
+		var held bool
+		si, held = r.holdDuringSearch(t, st)
+		return ptrace.AcceptIf(!held), nil
+	})
+	if lost || err != nil {
+		_ = restore()
+		return pointHandled, err
 	}
+	if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 0x80 {
+		regs, err := t.thread().GetRegs()
+		if err == nil && regs[ptrace.RIP] == addr+1 {
+			regs[ptrace.RIP] = addr
+			if err := restore(); err != nil {
+				return pointHandled, err
+			}
+			return pointTaken, t.thread().SetRegs(&regs)
+		}
+	}
+	if err := restore(); err != nil {
+		return pointHandled, err
+	}
+	return pointHandled, r.handle(st)
 }
 
 // branchTargets returns a function telling whether a direct branch in

@@ -553,6 +553,34 @@ func (r *recorder) waitFor(tid int) (ptrace.Stop, bool, error) {
 	}
 }
 
+// runUntil is ptrace's RunUntil for the recorder: t's stops come through
+// waitFor, and a resume that finds t gone (ESRCH) marks it lost (r.lost):
+// then lost is true and err nil.
+func (r *recorder) runUntil(t *task, mode, sig int, next func(ptrace.Stop) (ptrace.Action, error)) (st ptrace.Stop, lost bool, err error) {
+	st, err = t.thread().RunVia(r.waitFunc(t), mode, sig, next)
+	return r.lostIfGone(t, st, err)
+}
+
+// waitUntil is runUntil for a task that runs already: it waits first.
+func (r *recorder) waitUntil(t *task, mode int, next func(ptrace.Stop) (ptrace.Action, error)) (st ptrace.Stop, lost bool, err error) {
+	st, err = t.thread().WaitVia(r.waitFunc(t), mode, next)
+	return r.lostIfGone(t, st, err)
+}
+
+func (r *recorder) waitFunc(t *task) func() (ptrace.Stop, error) {
+	return func() (ptrace.Stop, error) {
+		st, _, err := r.waitFor(t.tid)
+		return st, err
+	}
+}
+
+func (r *recorder) lostIfGone(t *task, st ptrace.Stop, err error) (ptrace.Stop, bool, error) {
+	if errors.Is(err, unix.ESRCH) {
+		return st, true, r.lost(t, err)
+	}
+	return st, false, err
+}
+
 // isDeath tells whether st is a task's exit stop or its end.
 func isDeath(st ptrace.Stop) bool {
 	return st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT

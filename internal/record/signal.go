@@ -260,11 +260,8 @@ func (r *recorder) deliverToInit(t *task, sig int, si *ptrace.SigInfo, ev *trace
 // the first instruction of its handler, and records the frame.
 func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 	oldSP := ev.Regs[ptrace.RSP]
-	if err := t.thread().Resume(ptrace.Step, sig); err != nil {
-		return r.lost(t, err)
-	}
-	st, _, err := r.waitFor(t.tid)
-	if err != nil {
+	st, lost, err := r.runUntil(t, ptrace.Step, sig, ptrace.AcceptAny)
+	if lost || err != nil {
 		return err
 	}
 	if st.Kind == ptrace.StopExited {
@@ -284,10 +281,7 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 			// would have been reset to the default action). The event
 			// enters that handler: replay writes its frame, as for any
 			// handled signal.
-			if err := t.thread().Resume(ptrace.Step, int(unix.SIGSEGV)); err != nil {
-				return r.lost(t, err)
-			}
-			if st, _, err = r.waitFor(t.tid); err != nil {
+			if st, lost, err = r.runUntil(t, ptrace.Step, int(unix.SIGSEGV), ptrace.AcceptAny); lost || err != nil {
 				return err
 			}
 			if st.Kind == ptrace.StopExited {

@@ -500,30 +500,23 @@ func (r *recorder) stdioFlag(t *task, fd int) uint64 {
 // leader stays a zombie until its threads exit, so we wait until it is
 // one. For exit_group the other threads are killed and reported later.
 func (r *recorder) exitNow(t *task, nr int) error {
-	settle := false
-	for {
-		st, _, err := r.waitFor(t.tid)
-		if err != nil {
-			return err
-		}
-		if st.Kind == ptrace.StopExited {
-			return r.onExited(t, st)
-		}
-		if st.Kind == stopVanished {
-			return r.lost(t, unix.ESRCH)
-		}
-		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
-			// The wait below lets the kernel finish with words that
-			// have waiters before anything else runs.
-			t.robust, settle = robustExit(t)
-			if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
-				return err
-			}
-			break
-		}
-		if err := t.thread().Resume(ptrace.Syscall, 0); err != nil {
-			return r.lost(t, err)
-		}
+	st, lost, err := r.waitUntil(t, ptrace.Syscall, func(st ptrace.Stop) (ptrace.Action, error) {
+		return ptrace.AcceptIf(isDeath(st) || st.Kind == stopVanished), nil
+	})
+	switch {
+	case lost || err != nil:
+		return err
+	case st.Kind == ptrace.StopExited:
+		return r.onExited(t, st)
+	case st.Kind == stopVanished:
+		return r.lost(t, unix.ESRCH)
+	}
+	// At PTRACE_EVENT_EXIT. The wait below lets the kernel finish with
+	// words that have waiters before anything else runs.
+	var settle bool
+	t.robust, settle = robustExit(t)
+	if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
+		return err
 	}
 	t.dying = true
 	t.state = stKernel
