@@ -36,8 +36,21 @@ func (th Thread) Tid() int { return th.tid }
 
 func (th Thread) String() string { return fmt.Sprintf("tid %d", th.tid) }
 
-// request issues one ptrace request with the thread's tid.
-func (th Thread) request(req int, addr, data uintptr) (uintptr, error) {
+// request issues one ptrace request with the thread's tid whose data is
+// a pointer to a buffer. The pointer is converted to a uintptr only in
+// the system call's argument list, where the compiler keeps what it
+// points to alive and in place (a uintptr made in a caller would not
+// stop the goroutine's stack, and a buffer on it, from moving).
+func (th Thread) request(req int, addr uintptr, data unsafe.Pointer) (uintptr, error) {
+	r, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(th.tid), addr, uintptr(data), 0, 0)
+	if e != 0 {
+		return r, e
+	}
+	return r, nil
+}
+
+// requestValue issues a request whose data is a value (a signal, options).
+func (th Thread) requestValue(req int, addr, data uintptr) (uintptr, error) {
 	r, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(req), uintptr(th.tid), addr, data, 0, 0)
 	if e != 0 {
 		return r, e
@@ -91,7 +104,7 @@ func wait(pid int, nohang bool) (Stop, bool, error) {
 // Resume restarts the stopped thread with mode (Cont, Syscall, Sysemu,
 // Step or SysemuStep) and delivers sig (0: none).
 func (th Thread) Resume(mode, sig int) error {
-	if _, err := th.request(mode, 0, uintptr(sig)); err != nil {
+	if _, err := th.requestValue(mode, 0, uintptr(sig)); err != nil {
 		return fmt.Errorf("ptrace resume(%d) tid %d: %w", mode, th.tid, err)
 	}
 	return nil
@@ -99,7 +112,7 @@ func (th Thread) Resume(mode, sig int) error {
 
 // Detach lets the thread go (it runs on untraced, sig delivered).
 func (th Thread) Detach(sig int) error {
-	if _, err := th.request(unix.PTRACE_DETACH, 0, uintptr(sig)); err != nil {
+	if _, err := th.requestValue(unix.PTRACE_DETACH, 0, uintptr(sig)); err != nil {
 		return fmt.Errorf("PTRACE_DETACH tid %d: %w", th.tid, err)
 	}
 	return nil
@@ -107,7 +120,7 @@ func (th Thread) Detach(sig int) error {
 
 // SetOptions sets the PTRACE_O_* options (Options, usually).
 func (th Thread) SetOptions(opts int) error {
-	if _, err := th.request(unix.PTRACE_SETOPTIONS, 0, uintptr(opts)); err != nil {
+	if _, err := th.requestValue(unix.PTRACE_SETOPTIONS, 0, uintptr(opts)); err != nil {
 		return fmt.Errorf("PTRACE_SETOPTIONS tid %d: %w", th.tid, err)
 	}
 	return nil
@@ -116,7 +129,7 @@ func (th Thread) SetOptions(opts int) error {
 // GetRegs reads the general registers.
 func (th Thread) GetRegs() (machine.Regs, error) {
 	var r machine.Regs
-	if _, err := th.request(unix.PTRACE_GETREGS, 0, uintptr(unsafe.Pointer(&r))); err != nil {
+	if _, err := th.request(unix.PTRACE_GETREGS, 0, unsafe.Pointer(&r)); err != nil {
 		return r, fmt.Errorf("PTRACE_GETREGS tid %d: %w", th.tid, err)
 	}
 	return r, nil
@@ -124,7 +137,7 @@ func (th Thread) GetRegs() (machine.Regs, error) {
 
 // SetRegs writes the general registers.
 func (th Thread) SetRegs(r *machine.Regs) error {
-	if _, err := th.request(unix.PTRACE_SETREGS, 0, uintptr(unsafe.Pointer(r))); err != nil {
+	if _, err := th.request(unix.PTRACE_SETREGS, 0, unsafe.Pointer(r)); err != nil {
 		return fmt.Errorf("PTRACE_SETREGS tid %d: %w", th.tid, err)
 	}
 	return nil
@@ -133,7 +146,7 @@ func (th Thread) SetRegs(r *machine.Regs) error {
 // GetFPRegs reads the FXSAVE area (512 bytes, PTRACE_GETFPREGS).
 func (th Thread) GetFPRegs() ([]byte, error) {
 	fx := make([]byte, 512)
-	if _, err := th.request(unix.PTRACE_GETFPREGS, 0, uintptr(unsafe.Pointer(&fx[0]))); err != nil {
+	if _, err := th.request(unix.PTRACE_GETFPREGS, 0, unsafe.Pointer(&fx[0])); err != nil {
 		return nil, fmt.Errorf("PTRACE_GETFPREGS tid %d: %w", th.tid, err)
 	}
 	return fx, nil
@@ -145,7 +158,7 @@ func (th Thread) SetFPRegs(fx []byte) error {
 	if len(fx) < 512 {
 		return errors.New("short FXSAVE area")
 	}
-	if _, err := th.request(unix.PTRACE_SETFPREGS, 0, uintptr(unsafe.Pointer(&fx[0]))); err != nil {
+	if _, err := th.request(unix.PTRACE_SETFPREGS, 0, unsafe.Pointer(&fx[0])); err != nil {
 		return fmt.Errorf("PTRACE_SETFPREGS tid %d: %w", th.tid, err)
 	}
 	return nil
@@ -159,7 +172,7 @@ const ntX86XState = 0x202
 func (th Thread) GetXState(size int) ([]byte, error) {
 	buf := make([]byte, size)
 	iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
-	if _, err := th.request(unix.PTRACE_GETREGSET, ntX86XState, uintptr(unsafe.Pointer(&iov))); err != nil {
+	if _, err := th.request(unix.PTRACE_GETREGSET, ntX86XState, unsafe.Pointer(&iov)); err != nil {
 		return nil, fmt.Errorf("PTRACE_GETREGSET(XSTATE) tid %d: %w", th.tid, err)
 	}
 	return buf[:iov.Len], nil
@@ -171,7 +184,7 @@ func (th Thread) SetXState(buf []byte) error {
 		return nil
 	}
 	iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
-	if _, err := th.request(unix.PTRACE_SETREGSET, ntX86XState, uintptr(unsafe.Pointer(&iov))); err != nil {
+	if _, err := th.request(unix.PTRACE_SETREGSET, ntX86XState, unsafe.Pointer(&iov)); err != nil {
 		return fmt.Errorf("PTRACE_SETREGSET(XSTATE) tid %d: %w", th.tid, err)
 	}
 	return nil
@@ -181,7 +194,7 @@ func (th Thread) SetXState(buf []byte) error {
 // former tid at an exec event, the status at an exit event).
 func (th Thread) EventMsg() (uint64, error) {
 	var m uint64
-	if _, err := th.request(unix.PTRACE_GETEVENTMSG, 0, uintptr(unsafe.Pointer(&m))); err != nil {
+	if _, err := th.request(unix.PTRACE_GETEVENTMSG, 0, unsafe.Pointer(&m)); err != nil {
 		return 0, fmt.Errorf("PTRACE_GETEVENTMSG tid %d: %w", th.tid, err)
 	}
 	return m, nil
@@ -190,7 +203,7 @@ func (th Thread) EventMsg() (uint64, error) {
 // GetSigInfo reads the siginfo of a signal-delivery-stop.
 func (th Thread) GetSigInfo() (SigInfo, error) {
 	var si SigInfo
-	if _, err := th.request(unix.PTRACE_GETSIGINFO, 0, uintptr(unsafe.Pointer(&si))); err != nil {
+	if _, err := th.request(unix.PTRACE_GETSIGINFO, 0, unsafe.Pointer(&si)); err != nil {
 		return si, fmt.Errorf("PTRACE_GETSIGINFO tid %d: %w", th.tid, err)
 	}
 	return si, nil
@@ -198,7 +211,7 @@ func (th Thread) GetSigInfo() (SigInfo, error) {
 
 // SetSigInfo replaces the siginfo of a signal-delivery-stop.
 func (th Thread) SetSigInfo(si *SigInfo) error {
-	if _, err := th.request(unix.PTRACE_SETSIGINFO, 0, uintptr(unsafe.Pointer(si))); err != nil {
+	if _, err := th.request(unix.PTRACE_SETSIGINFO, 0, unsafe.Pointer(si)); err != nil {
 		return fmt.Errorf("PTRACE_SETSIGINFO tid %d: %w", th.tid, err)
 	}
 	return nil
@@ -207,7 +220,7 @@ func (th Thread) SetSigInfo(si *SigInfo) error {
 // GetSyscallInfo reads PTRACE_GET_SYSCALL_INFO at a system-call stop.
 func (th Thread) GetSyscallInfo() (SyscallInfo, error) {
 	var buf [88]byte
-	if _, err := th.request(unix.PTRACE_GET_SYSCALL_INFO, uintptr(len(buf)), uintptr(unsafe.Pointer(&buf[0]))); err != nil {
+	if _, err := th.request(unix.PTRACE_GET_SYSCALL_INFO, uintptr(len(buf)), unsafe.Pointer(&buf[0])); err != nil {
 		return SyscallInfo{}, fmt.Errorf("PTRACE_GET_SYSCALL_INFO tid %d: %w", th.tid, err)
 	}
 	info := SyscallInfo{Op: buf[0], Arch: *(*uint32)(unsafe.Pointer(&buf[4]))}
@@ -234,7 +247,7 @@ const (
 // GetSigMask reads the blocked-signal mask (PTRACE_GETSIGMASK).
 func (th Thread) GetSigMask() (uint64, error) {
 	var m uint64
-	if _, err := th.request(reqGetSigMask, 8, uintptr(unsafe.Pointer(&m))); err != nil {
+	if _, err := th.request(reqGetSigMask, 8, unsafe.Pointer(&m)); err != nil {
 		return 0, fmt.Errorf("PTRACE_GETSIGMASK tid %d: %w", th.tid, err)
 	}
 	return m, nil
@@ -242,7 +255,7 @@ func (th Thread) GetSigMask() (uint64, error) {
 
 // SetSigMask replaces the blocked-signal mask (PTRACE_SETSIGMASK).
 func (th Thread) SetSigMask(m uint64) error {
-	if _, err := th.request(reqSetSigMask, 8, uintptr(unsafe.Pointer(&m))); err != nil {
+	if _, err := th.request(reqSetSigMask, 8, unsafe.Pointer(&m)); err != nil {
 		return fmt.Errorf("PTRACE_SETSIGMASK tid %d: %w", th.tid, err)
 	}
 	return nil
@@ -254,7 +267,7 @@ func (th Thread) SetSigMask(m uint64) error {
 func (th Thread) SeccompFilters() ([][]byte, error) {
 	var out [][]byte
 	for i := 0; ; i++ {
-		n, err := th.request(reqSeccompGetFilt, uintptr(i), 0)
+		n, err := th.request(reqSeccompGetFilt, uintptr(i), nil)
 		switch {
 		case err == unix.ENOENT || (err == unix.EINVAL && i == 0):
 			// ENOENT: past the oldest filter; EINVAL: not in filter mode.
@@ -264,7 +277,7 @@ func (th Thread) SeccompFilters() ([][]byte, error) {
 		}
 		buf := make([]byte, 8*n)
 		if n > 0 {
-			if _, err := th.request(reqSeccompGetFilt, uintptr(i), uintptr(unsafe.Pointer(&buf[0]))); err != nil {
+			if _, err := th.request(reqSeccompGetFilt, uintptr(i), unsafe.Pointer(&buf[0])); err != nil {
 				return nil, fmt.Errorf("PTRACE_SECCOMP_GET_FILTER tid %d #%d: %w", th.tid, i, err)
 			}
 		}
