@@ -41,6 +41,8 @@ entry:
 	je max_count
 	cmp $193, %eax
 	je max_r10
+	cmp $318, %eax
+	je max_rsi
 	cmp $5, %eax
 	je max_stat
 	cmp $138, %eax
@@ -73,6 +75,12 @@ entry:
 	je max_0
 	cmp $280, %eax
 	je max_0
+	cmp $21, %eax
+	je max_0
+	cmp $269, %eax
+	je max_0
+	cmp $439, %eax
+	je max_0
 	cmp $39, %eax
 	je max_0
 	cmp $186, %eax
@@ -93,6 +101,9 @@ max_count:
 	jmp check
 max_r10:
 	mov %r10, %rcx
+	jmp check
+max_rsi:
+	mov %rsi, %rcx
 	jmp check
 max_stat:
 	mov $144, %ecx
@@ -204,6 +215,8 @@ sc_ret:
 	je out_listxattr
 	cmp $193, %edi
 	je out_getxattr
+	cmp $318, %edi
+	je out_getrandom
 	test %rax, %rax
 	jne copy
 	cmp $5, %edi
@@ -237,6 +250,10 @@ out_getxattr:
 out_fstat:
 	mov 24(%r11), %rsi
 	mov $144, %ecx
+	jmp copy
+out_getrandom:
+	mov 16(%r11), %rsi
+	mov %rax, %rcx
 	jmp copy
 out_fstatfs:
 	mov 24(%r11), %rsi
