@@ -1,3 +1,12 @@
+// Package session is a replay driven by a debugger (rr's ReplayTimeline
+// and the debugger side of its ReplaySession): it plugs into the replay
+// engine (internal/replay) as its replay.Driver and adds breakpoints,
+// watchpoints (read and access ones by stepping, readwatch.go), steps,
+// exact positions and going backwards by re-replay from snapshots
+// (timeline.go, snapshots.go), the glue to diversions (divert.go, the
+// copies themselves are internal/diversion), the files a debugger may
+// ask for (files.go), all on one ptrace thread per session (worker.go).
+// internal/debugserver drives a *Session through its own interface.
 package session
 
 import (
@@ -79,7 +88,7 @@ type Session struct {
 	div *diversion.Copy
 
 	w     *ptraceWorker // the thread that traces every process of the session
-	snaps *snapshots    // snapshot.go
+	snaps *snapshots    // snapshots.go
 
 	// mapEv: the mappings the debugged process made (files.go).
 	mapEv *mapEvents

@@ -514,7 +514,7 @@ func (s *Session) ReverseContinue() (DebugStop, error) {
 	if s.stop.Kind == StopExited || s.stop.Kind == StopEnd {
 		target = Pos{Event: ^uint64(0) >> 1}
 	}
-	g, err := s.scanBack(target) // snapshot.go
+	g, err := s.scanBack(target) // snapshots.go
 	if err != nil {
 		return DebugStop{}, err
 	}
@@ -645,7 +645,7 @@ func (s *Session) Goto(n uint64) (DebugStop, error) {
 func (s *Session) Checkpoint() (int, Pos) {
 	s.nckpt++
 	s.ckpts[s.nckpt] = s.pos
-	s.pinSnapshot(s.nckpt) // snapshot.go
+	s.pinSnapshot(s.nckpt) // snapshots.go
 	return s.nckpt, s.pos
 }
 
@@ -655,7 +655,7 @@ func (s *Session) Checkpoints() map[int]Pos { return s.ckpts }
 // DeleteCheckpoint forgets a checkpoint.
 func (s *Session) DeleteCheckpoint(n int) bool {
 	_, ok := s.ckpts[n]
-	s.unpinSnapshot(n) // snapshot.go
+	s.unpinSnapshot(n) // snapshots.go
 	delete(s.ckpts, n)
 	return ok
 }
