@@ -375,6 +375,9 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 			return true, false, ptrace.SetRegs(t.real, &eff)
 		}
 		if strings.HasPrefix(ps.lastDiffs[0], checksumDiff) {
+			if ps.arrivals <= 2 {
+				ps.lastDiffs = append(ps.lastDiffs, rp.pagesDiffering(ps)...)
+			}
 			if err := rp.refinePad(ps); err != nil {
 				return false, false, err
 			}
@@ -494,6 +497,85 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 		}
 	}
 	return nil
+}
+
+// pagesDiffering names the pages (and their mappings) whose digests
+// differ from the ones recorded with the point (event PageSums), for
+// the divergence report of a memory checksum mismatch: at most four,
+// and how many in all.
+func (rp *replayer) pagesDiffering(ps *pointSearch) []string {
+	ev, t := ps.ev, ps.t
+	if len(ev.PageSums) == 0 {
+		return nil
+	}
+	rec, err := asyncpoint.DecodePageSums(ev.PageSums)
+	if err != nil {
+		return nil
+	}
+	var lo, hi uint64
+	if ps.page != 0 {
+		lo, hi = ps.page, ps.page+asyncpoint.PadSize
+	}
+	got := map[uint64]uint16{}
+	if _, err := tracee.ChecksumPages(t.real, t.mem, lo, hi, ev.Skip, rp.strategy() == asyncpoint.StrategyState, func(pa uint64, c uint32) { got[pa] = uint16(c) }); err != nil {
+		return nil
+	}
+	maps, _ := tracee.Maps(t.real)
+	where := func(pa uint64) string {
+		for _, m := range maps {
+			if pa >= m.Start && pa < m.End {
+				name := m.Name
+				for rel, p := range rp.emu {
+					if p == name {
+						name = "shared mapping of captured " + rel
+					}
+				}
+				if name == "" {
+					name = "anonymous"
+				}
+				return fmt.Sprintf("%s %x-%x", name, m.Start, m.End)
+			}
+		}
+		return "unmapped"
+	}
+	var bad []uint64
+	for pa, want := range rec {
+		if g, ok := got[pa]; !ok || g != want {
+			bad = append(bad, pa)
+		}
+	}
+	for pa := range got {
+		if _, ok := rec[pa]; !ok {
+			bad = append(bad, pa)
+		}
+	}
+	sort.Slice(bad, func(i, j int) bool { return bad[i] < bad[j] })
+	var out []string
+	for i, pa := range bad {
+		if i == 4 {
+			break
+		}
+		_, inRec := rec[pa]
+		_, inGot := got[pa]
+		state := "digest differs"
+		switch {
+		case !inGot:
+			state = "recorded, not summed in replay"
+		case !inRec:
+			state = "summed in replay, not recorded"
+		}
+		out = append(out, fmt.Sprintf("page 0x%x (%s): %s", pa, where(pa), state))
+	}
+	if len(bad) > 4 {
+		out = append(out, fmt.Sprintf("%d pages differ in all", len(bad)))
+	}
+	for _, o := range out {
+		if strings.Contains(o, "shared mapping of captured") {
+			out = append(out, "a file mapped shared differs: writes to it by a process outside the recording (Go's telemetry counters in ~/.config/go/telemetry, for one) are not in the trace; see docs/limitations.md")
+			break
+		}
+	}
+	return out
 }
 
 // checksumWithOrig computes the checksum with the site's original bytes
