@@ -89,7 +89,7 @@ func (rp *replayer) Tasks() []*Task {
 // replay has no such task).
 func (rp *replayer) RegsOf(tid int32) trace.Regs {
 	if t := rp.tasks[tid]; t != nil {
-		r, _ := ptrace.GetRegs(t.real)
+		r, _ := t.thread().GetRegs()
 		return r
 	}
 	return trace.Regs{}
@@ -190,6 +190,9 @@ func (t *rtask) Rec() int32 { return t.rec }
 
 // Real is the tid of the real thread that replays the task.
 func (t *rtask) Real() int { return t.real }
+
+// Thread is the real thread's ptrace handle.
+func (t *rtask) Thread() ptrace.Thread { return t.thread() }
 
 // Mem is the task's memory.
 func (t *rtask) Mem() *tracee.Mem { return t.mem }

@@ -98,7 +98,7 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 			ps.words = append(ps.words, asyncpoint.Word{Addr: m.Addr, Value: binary.LittleEndian.Uint64(m.Data)})
 		}
 	}
-	cur, err := ptrace.GetRegs(t.real)
+	cur, err := t.thread().GetRegs()
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func (rp *replayer) pointReclaim(ps *pointSearch, addr uint64, orig byte) error 
 	if n < asyncpoint.JumpLen || rp.debugBpIn(t, ps.site, uint64(n)) {
 		return nil
 	}
-	if r, err := ptrace.GetRegs(t.real); err != nil || r[ptrace.RIP] > ps.site && r[ptrace.RIP] < ps.site+uint64(n) {
+	if r, err := t.thread().GetRegs(); err != nil || r[ptrace.RIP] > ps.site && r[ptrace.RIP] < ps.site+uint64(n) {
 		return nil // the thread stands inside the site: keep the breakpoint
 	}
 	if ps.padSaved != nil {
@@ -357,7 +357,7 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 	if ps == nil || ps.t != t {
 		return false, false, nil
 	}
-	regs, err := ptrace.GetRegs(t.real)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return false, false, err
 	}
@@ -372,7 +372,7 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 		ps.arrivals++
 		if ps.lastDiffs = rp.pointDiffs(ps, &eff); len(ps.lastDiffs) == 0 {
 			ps.found = true
-			return true, false, ptrace.SetRegs(t.real, &eff)
+			return true, false, t.thread().SetRegs(&eff)
 		}
 		if strings.HasPrefix(ps.lastDiffs[0], checksumDiff) {
 			if ps.arrivals <= 2 {
@@ -383,26 +383,26 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 			}
 		}
 		regs[ptrace.RIP] = ps.pad.Miss
-		if err := ptrace.SetRegs(t.real, &regs); err != nil {
+		if err := t.thread().SetRegs(&regs); err != nil {
 			return false, false, err
 		}
 		if stepping {
 			return false, true, rp.stepInsn(t)
 		}
-		return false, true, ptrace.Resume(t.real, mode, 0)
+		return false, true, t.thread().Resume(mode, 0)
 	case ps.pad == nil && at == ps.site:
 		eff := regs
 		eff[ptrace.RIP] = ps.site
 		ps.arrivals++
 		if ps.lastDiffs = rp.pointDiffs(ps, &eff); len(ps.lastDiffs) == 0 {
 			ps.found = true
-			return true, false, ptrace.SetRegs(t.real, &eff)
+			return true, false, t.thread().SetRegs(&eff)
 		}
 		if ps.dbgBp {
 			return false, false, nil // the debugger's breakpoint: its arrival
 		}
 		// Execute the instruction under our breakpoint, then plant it again.
-		if err := ptrace.SetRegs(t.real, &eff); err != nil {
+		if err := t.thread().SetRegs(&eff); err != nil {
 			return false, false, err
 		}
 		if err := t.mem.WriteMem(ps.site, []byte{ps.orig}); err != nil {
@@ -424,7 +424,7 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 		if stepping {
 			return false, false, nil // the step is done: let the debugger see it
 		}
-		return false, true, ptrace.Resume(t.real, mode, 0)
+		return false, true, t.thread().Resume(mode, 0)
 	}
 	return false, false, nil
 }
@@ -454,7 +454,7 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 		}
 	}
 	if len(ev.XState) >= asyncpoint.OldXStateLen {
-		if xs, err := ptrace.GetXState(t.real, 8192); err == nil {
+		if xs, err := t.thread().GetXState(8192); err == nil {
 			if d := asyncpoint.XStateDiff(ev.XState, xs); d != "" {
 				return []string{d}
 			}

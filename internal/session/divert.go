@@ -7,7 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/diversion"
-	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -80,7 +79,7 @@ func (d *driver) divert(tid, rpid int32) (*diversion.Copy, error) {
 	if t == nil || t.Gone() {
 		return nil, fmt.Errorf("no thread %d to divert", tid)
 	}
-	info, err := ptrace.GetSyscallInfo(t.Real())
+	info, err := t.Thread().GetSyscallInfo()
 	if err != nil {
 		return nil, err
 	}

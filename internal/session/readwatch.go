@@ -68,7 +68,7 @@ func (d *driver) rwDecode(t *replay.Task, regs *trace.Regs) {
 		}
 	}
 	if regs == nil {
-		r, err := ptrace.GetRegs(t.Real())
+		r, err := t.Thread().GetRegs()
 		if err != nil {
 			return
 		}
@@ -184,7 +184,7 @@ func (d *driver) rwTrap(t *replay.Task, regs *trace.Regs, mode int, stepping *bo
 func (d *driver) rwResume(t *replay.Task, mode int, stepping *bool) error {
 	if d.rw.syscallNext {
 		*stepping = false
-		return ptrace.Resume(t.Real(), mode, 0)
+		return t.Thread().Resume(mode, 0)
 	}
 	*stepping = true
 	return d.e.StepInsn(t)

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/gorr-debugger/gorr/internal/diversion"
-	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
@@ -435,10 +434,10 @@ func (s *Session) Regs(tid int32) (regs trace.Regs, fx []byte, err error) {
 		if t == nil {
 			return
 		}
-		if regs, err = ptrace.GetRegs(t.Real()); err != nil {
+		if regs, err = t.Thread().GetRegs(); err != nil {
 			return
 		}
-		fx, err = ptrace.GetFPRegs(t.Real())
+		fx, err = t.Thread().GetFPRegs()
 	})
 	return
 }

@@ -88,11 +88,11 @@ func (d *driver) liveTid(tid int32) int32 {
 // debugger's. When a user (or goal) stop is due it pauses and resumes t
 // as the debugger says.
 func (d *driver) debugTrap(t *replay.Task, mode int, stepping *bool) (bool, error) {
-	si, err := ptrace.GetSigInfo(t.Real())
+	si, err := t.Thread().GetSigInfo()
 	if err != nil {
 		return false, nil
 	}
-	r, err := ptrace.GetRegs(t.Real())
+	r, err := t.Thread().GetRegs()
 	if err != nil {
 		return false, err
 	}
@@ -103,7 +103,7 @@ func (d *driver) debugTrap(t *replay.Task, mode int, stepping *bool) (bool, erro
 			return false, nil
 		}
 		r[ptrace.RIP]--
-		if err := ptrace.SetRegs(t.Real(), &r); err != nil {
+		if err := t.Thread().SetRegs(&r); err != nil {
 			return false, err
 		}
 		pos := d.arrive(t.Rec(), r[ptrace.RIP])
@@ -165,7 +165,7 @@ func (d *driver) debugTrap(t *replay.Task, mode int, stepping *bool) (bool, erro
 // steps or when t sits on one of our breakpoints (so it is not counted
 // twice).
 func (d *driver) resumeFromTrap(t *replay.Task, mode int, stepping *bool) error {
-	r, _ := ptrace.GetRegs(t.Real())
+	r, _ := t.Thread().GetRegs()
 	_, onBp := d.bps[r[ptrace.RIP]]
 	g := d.goal
 	if g != nil && (g.stepsLeft > 0 || g.kind == goalCountSteps && g.baseReached) {
@@ -187,12 +187,12 @@ func (d *driver) resumeFromTrap(t *replay.Task, mode int, stepping *bool) error 
 		// Read watchpoints: go on by steps.
 		return d.rwResume(t, mode, stepping)
 	}
-	return ptrace.Resume(t.Real(), mode, 0)
+	return t.Thread().Resume(mode, 0)
 }
 
 // stepOver single-steps t with the breakpoint under it (if any) lifted.
 func (d *driver) stepOver(t *replay.Task, onBp bool) error {
-	r, _ := ptrace.GetRegs(t.Real())
+	r, _ := t.Thread().GetRegs()
 	at := r[ptrace.RIP]
 	if onBp {
 		orig := d.bps[at]
@@ -827,7 +827,7 @@ func (d *driver) rememberExe(ev *trace.Event) {
 // readAuxv finds the auxiliary vector above argv and envp on the initial
 // stack of a task that has just exec'd.
 func readAuxv(t *replay.Task) []byte {
-	regs, err := ptrace.GetRegs(t.Real())
+	regs, err := t.Thread().GetRegs()
 	if err != nil {
 		return nil
 	}
