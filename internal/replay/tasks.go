@@ -24,14 +24,15 @@ func (rp *replayer) exec(ev *trace.Event) error {
 			return fmt.Errorf("start replay: %w", err)
 		}
 		pid := cmd.Process.Pid
-		st, _, err := ptrace.Wait(pid, false)
+		th := ptrace.NewThread(pid)
+		st, err := th.Wait()
 		if err != nil {
 			return err
 		}
 		if st.Kind != ptrace.StopSignal {
 			return fmt.Errorf("replay stub did not stop after exec: %v", st)
 		}
-		if err := ptrace.SetOptions(pid); err != nil {
+		if err := th.SetOptions(ptrace.Options); err != nil {
 			return err
 		}
 		t = &rtask{rec: ev.NewTid, real: pid, proc: &rproc{}}
@@ -133,7 +134,7 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 		return err
 	}
 	regs := *ev.Regs
-	return ptrace.SetRegs(t.real, &regs)
+	return t.thread().SetRegs(&regs)
 }
 
 func (rp *replayer) newTask(ev *trace.Event) error {
@@ -153,7 +154,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 	default:
 		return rp.diverge(ev, fmt.Sprintf("expected a clone event, got event %d", st.Event))
 	}
-	msg, err := ptrace.EventMsg(t.real)
+	msg, err := t.thread().EventMsg()
 	if err != nil {
 		return err
 	}
@@ -178,7 +179,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 		p := *t.proc
 		child.proc = &p
 	}
-	cst, _, err := ptrace.Wait(child.real, false)
+	cst, err := child.thread().Wait()
 	if err != nil {
 		return err
 	}
@@ -194,7 +195,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 		}
 	}
 	if ev.Regs != nil {
-		r, err := ptrace.GetRegs(child.real)
+		r, err := child.thread().GetRegs()
 		if err != nil {
 			return err
 		}
@@ -209,7 +210,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 		if d := compareRegs(&want, &r); len(d) > 0 {
 			return rp.diverge(ev, fmt.Sprintf("new task %d", ev.NewTid), d...)
 		}
-		if err := ptrace.SetRegs(child.real, &want); err != nil {
+		if err := child.thread().SetRegs(&want); err != nil {
 			return err
 		}
 	}
@@ -229,7 +230,7 @@ func (rp *replayer) instruction(ev *trace.Event) error {
 	if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, sig); err != nil {
 		return err
 	}
-	r, err := ptrace.GetRegs(t.real)
+	r, err := t.thread().GetRegs()
 	if err != nil {
 		return err
 	}
@@ -237,7 +238,7 @@ func (rp *replayer) instruction(ev *trace.Event) error {
 		return rp.diverge(ev, "at a trapped instruction", d...)
 	}
 	after := *ev.Regs2
-	return ptrace.SetRegs(t.real, &after)
+	return t.thread().SetRegs(&after)
 }
 
 func (rp *replayer) signal(ev *trace.Event) error {
@@ -257,7 +258,7 @@ func (rp *replayer) signal(ev *trace.Event) error {
 		rp.stepStarted()
 		rp.stepEndsAtBoundary(t)
 	}
-	r, err := ptrace.GetRegs(t.real)
+	r, err := t.thread().GetRegs()
 	if err != nil {
 		return err
 	}
@@ -278,10 +279,10 @@ func (rp *replayer) signal(ev *trace.Event) error {
 			}
 		}
 		after := *ev.Regs2
-		if err := ptrace.SetRegs(t.real, &after); err != nil {
+		if err := t.thread().SetRegs(&after); err != nil {
 			return err
 		}
-		if err := ptrace.SetXState(t.real, ev.XState); err != nil {
+		if err := t.thread().SetXState(ev.XState); err != nil {
 			return err
 		}
 	case ev.Flags&4 != 0: // fatal: the recorded process died of it
@@ -312,18 +313,17 @@ func (rp *replayer) exit(ev *trace.Event) error {
 	case status.Signaled():
 		_ = unix.Kill(t.real, unix.SIGKILL)
 	}
-	for {
-		st, _, err := ptrace.Wait(t.real, false)
-		if err != nil || st.Kind == ptrace.StopExited {
-			return nil
-		}
+	// A wait or resume error ends the wait: the task is gone.
+	var werr error
+	_, _ = t.thread().WaitUntil(ptrace.Cont, func(st ptrace.Stop) (ptrace.Action, error) {
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
-			if err := rp.exitWrites(ev, t); err != nil {
-				return err
+			if werr = rp.exitWrites(ev, t); werr != nil {
+				return ptrace.Accept, werr
 			}
 		}
-		_ = ptrace.Resume(t.real, ptrace.Cont, 0)
-	}
+		return ptrace.AcceptIf(st.Kind == ptrace.StopExited), nil
+	})
+	return werr
 }
 
 // exitWrites applies, at t's PTRACE_EVENT_EXIT stop (its address space
@@ -347,29 +347,22 @@ func signalName(sig int) string { return fmt.Sprintf("signal %d", sig) }
 // leader) calling exit is reaped at once; a leader lingers as a zombie
 // until its threads are gone, so we only wait until it is one.
 func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
-	if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
+	st, err := t.thread().RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
+		return ptrace.AcceptIf(st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT), nil
+	})
+	if err != nil {
 		return err
 	}
-	for {
-		st, _, err := ptrace.Wait(t.real, false)
-		if err != nil {
-			return err
-		}
-		if st.Kind == ptrace.StopExited {
-			t.gone = true
-			return nil
-		}
-		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
-			break
-		}
-		_ = ptrace.Resume(t.real, ptrace.Syscall, 0)
+	if st.Kind == ptrace.StopExited {
+		t.gone = true
+		return nil
 	}
 	if out, err := rp.outcome(ev.Tid); err == nil && out != nil && out.Kind == trace.KindExit {
 		if err := rp.exitWrites(out, t); err != nil {
 			return err
 		}
 	}
-	if err := ptrace.Resume(t.real, ptrace.Cont, 0); err != nil {
+	if err := t.thread().Resume(ptrace.Cont, 0); err != nil {
 		return err
 	}
 	if ev.Sysno == unix.SYS_EXIT_GROUP {
@@ -381,8 +374,9 @@ func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
 // waitDeadOrZombie waits until tid is reaped (a non-leader thread) or a
 // zombie (a leader whose threads live on).
 func waitDeadOrZombie(tid int, gone *bool) error {
+	th := ptrace.NewThread(tid)
 	for i := 0; ; i++ {
-		st, ok, err := ptrace.Wait(tid, true)
+		st, ok, err := th.Poll()
 		if err != nil {
 			return err
 		}
@@ -391,7 +385,7 @@ func waitDeadOrZombie(tid int, gone *bool) error {
 			return nil
 		}
 		if ok {
-			_ = ptrace.Resume(tid, ptrace.Cont, 0)
+			_ = th.Resume(ptrace.Cont, 0)
 		}
 		if tracee.IsZombie(tid) {
 			return nil
@@ -419,7 +413,7 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 	for i := 0; ; i++ {
 		progressed := false
 		for _, tid := range []int{t.real, leader} {
-			st, ok, err := ptrace.Wait(tid, true)
+			st, ok, err := ptrace.NewThread(tid).Poll()
 			if err != nil || !ok {
 				continue
 			}
@@ -440,7 +434,7 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 					}
 					t.real = st.Tid
 				}
-				if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
+				if err := t.thread().Resume(ptrace.Syscall, 0); err != nil {
 					return err
 				}
 				if _, err := rp.waitStop(t, ptrace.Syscall); err != nil {
@@ -459,13 +453,13 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 			if tid == t.real && st.Kind != ptrace.StopEvent {
 				return rp.diverge(ev, fmt.Sprintf("expected exec, got %v", st))
 			}
-			_ = ptrace.Resume(tid, ptrace.Cont, 0)
+			_ = ptrace.NewThread(tid).Resume(ptrace.Cont, 0)
 		}
 		for _, o := range siblings {
 			if o.gone || o.real == leader {
 				continue
 			}
-			st, ok, err := ptrace.Wait(o.real, true)
+			st, ok, err := o.thread().Poll()
 			if err != nil {
 				o.gone = true
 				continue
@@ -475,7 +469,7 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 				if st.Kind == ptrace.StopExited {
 					o.gone = true
 				} else {
-					_ = ptrace.Resume(o.real, ptrace.Cont, 0)
+					_ = o.thread().Resume(ptrace.Cont, 0)
 				}
 			}
 		}
