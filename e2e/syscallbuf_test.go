@@ -433,3 +433,20 @@ func TestSyscallBufferFileCalls(t *testing.T) {
 		t.Errorf("a write through /proc/self/mem did not reach memory:\n%s", rec.Stdout)
 	}
 }
+
+// FUTEX_WAKE is buffered (glibc's __lll_lock_wake and the condition
+// variables' wakes); the waits stay on the ptrace path, and the woken
+// threads still run in the recorded order.
+func TestSyscallBufferFutexWake(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_futex_wake.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rec, evs := recordBuffered(t, cprog(t, "futexwake", string(src)))
+	if !strings.Contains(string(rec.Stdout), "EXIT-SUCCESS") {
+		t.Fatalf("no EXIT-SUCCESS:\n%v", rec)
+	}
+	if buffered(evs, 202) == 0 {
+		t.Fatal("no buffered futex wake")
+	}
+}

@@ -253,7 +253,7 @@ var syscallList = []Syscall{
 	{Nr: 199, Name: "fremovexattr"},
 	{Nr: 200, Name: "tkill"},
 	{Nr: 201, Name: "time", Out: outs(fixed(0, sizeLong))},
-	{Nr: 202, Name: "futex", MayBlock: true, Custom: customFutex},
+	{Nr: 202, Name: "futex", MayBlock: true, Custom: customFutex, Buffered: true},
 	{Nr: 203, Name: "sched_setaffinity", Entry: entrySchedSetaffinity},
 	{Nr: 204, Name: "sched_getaffinity", Out: outs(fromRet(2))},
 	{Nr: 205, Name: "set_thread_area", Unsupported: reasonThreadArea},
