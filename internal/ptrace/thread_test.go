@@ -234,7 +234,7 @@ func TestRequestsSurviveStackGrowth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for d := 0; d < 4000; d++ {
+	for d := 0; d < 2000; d++ {
 		deep(d, func() {
 			r, e := th.GetRegs()
 			if e != nil {
