@@ -261,3 +261,28 @@ func TestRequestsSurviveStackGrowth(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPollUntil polls a traced sleeper until a condition holds, then
+// until its death by a signal.
+func TestPollUntil(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	th := startTraced(t, 20*time.Second, "/bin/sleep", "30")
+	if err := th.Resume(Cont, 0); err != nil {
+		t.Fatal(err)
+	}
+	polls := 0
+	_, stopped, err := th.PollUntil(func() bool { polls++; return polls == 5 }, AcceptAny)
+	if err != nil || stopped || polls != 5 {
+		t.Fatalf("poll of a sleeper: stopped %v after %d polls, %v", stopped, polls, err)
+	}
+	if err := unix.Kill(th.Tid(), unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st, stopped, err := th.PollUntil(func() bool { return false }, func(st Stop) (Action, error) {
+		return AcceptIf(st.Kind == StopExited), nil
+	})
+	if err != nil || !stopped || st.Signal != int(unix.SIGKILL) {
+		t.Fatalf("poll until death: %v stopped %v, %v", st, stopped, err)
+	}
+}
