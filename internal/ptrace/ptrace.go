@@ -2,7 +2,9 @@
 // calls. Requests are methods of Thread, a traced thread; a wait result
 // is decoded into a typed Stop (system-call entry or exit, signal,
 // PTRACE_EVENT_*, exit); Thread.RunUntil and Thread.WaitUntil are the one
-// resume-and-wait loop, driven by an Action per stop.
+// resume-and-wait loop, driven by an Action per stop. Tracee memory is not
+// read or written through ptrace (PEEKDATA, POKEDATA) but through
+// /proc/pid/mem, in internal/tracee.
 //
 // The locked-thread rule: the kernel ties a tracee to the OS thread that
 // attached it (PTRACE_TRACEME's child belongs to the thread that forked
