@@ -386,6 +386,7 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 	} else if err := rp.resume(t, mode); err != nil {
 		return ptrace.Stop{}, err
 	}
+	restarting := false // a spurious restart of an executed call is under way
 	return t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
 		if !rp.keepStop(t, st) {
 			return ptrace.Again, nil
@@ -443,6 +444,16 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 			// The exit of a call skipped by SYSEMU, reported because we
 			// resumed with PTRACE_SYSCALL.
 			return ptrace.Again, nil
+		case st.Kind == ptrace.StopSyscallExit && want != ptrace.StopSyscallEntry && t.executing && spuriousRestart(ev, t):
+			// Interrupted by a real signal replay does not deliver; the
+			// kernel restarts the call once the signal is dequeued (and
+			// discarded by keepStop).
+			restarting = true
+			return ptrace.ResumeOnce(ptrace.Syscall, 0), nil
+		case st.Kind == ptrace.StopSyscallEntry && restarting:
+			// The restarted call: into it again.
+			restarting = false
+			return ptrace.ResumeOnce(ptrace.Syscall, 0), nil
 		case st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT:
 			return ptrace.Accept, rp.diverge(ev, "task exited unexpectedly")
 		default:
@@ -452,10 +463,39 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 	})
 }
 
+// spuriousRestart tells whether t, running a call for real (towards
+// event ev: its NEW_TASK or its SYSCALL_EXIT), stands at that call's exit
+// with a restart code the recording did not return. fork and clone give
+// up with -ERESTARTNOINTR while any signal is pending for the thread,
+// and replay's processes receive real signals replay does not deliver:
+// above all the SIGCHLD the kernel sends a parent when replay reaps its
+// child at the child's EXIT event (as the tracer, ptrace's
+// EXIT_TRACE), which the recorder may have met, and written, while
+// another thread of the parent was inside fork. In the recording that
+// SIGCHLD came after fork's check; in replay it is pending before it.
+func spuriousRestart(ev *trace.Event, t *rtask) bool {
+	r, err := t.thread().GetRegs()
+	if err != nil {
+		return false
+	}
+	switch ret := int64(r[ptrace.RAX]); ret {
+	case -512, -513, -514: // ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND: restarted when no handler runs
+		switch ev.Kind {
+		case trace.KindNewTask:
+			return true // the recorded call created its task
+		case trace.KindSyscallExit:
+			return ev.Result != ret && ev.Sysno != unix.SYS_RT_SIGRETURN && int64(r[ptrace.ORIGRAX]) >= 0
+		}
+	}
+	return false
+}
+
 func describeStop(st ptrace.Stop, r *trace.Regs) string {
 	switch st.Kind {
 	case ptrace.StopSyscallEntry:
 		return "syscall " + linux.Name(int(int64(r[ptrace.ORIGRAX])))
+	case ptrace.StopSyscallExit:
+		return fmt.Sprintf("exit of %s = %d", linux.Name(int(int64(r[ptrace.ORIGRAX]))), int64(r[ptrace.RAX]))
 	case ptrace.StopSignal:
 		return "signal " + linux.SignalName(st.Signal)
 	}
