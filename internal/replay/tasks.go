@@ -374,24 +374,13 @@ func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
 // waitDeadOrZombie waits until tid is reaped (a non-leader thread) or a
 // zombie (a leader whose threads live on).
 func waitDeadOrZombie(tid int, gone *bool) error {
-	th := ptrace.NewThread(tid)
-	for i := 0; ; i++ {
-		st, ok, err := th.Poll()
-		if err != nil {
-			return err
-		}
-		if ok && st.Kind == ptrace.StopExited {
-			*gone = true
-			return nil
-		}
-		if ok {
-			_ = th.Resume(ptrace.Cont, 0)
-		}
-		if tracee.IsZombie(tid) {
-			return nil
-		}
-		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
+	_, exited, err := ptrace.NewThread(tid).PollUntil(func() bool { return tracee.IsZombie(tid) }, func(st ptrace.Stop) (ptrace.Action, error) {
+		return ptrace.AcceptIf(st.Kind == ptrace.StopExited), nil
+	})
+	if exited {
+		*gone = true
 	}
+	return err
 }
 
 // execStub runs the stub's execve that t is entering and holds t at the
