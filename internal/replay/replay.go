@@ -95,6 +95,12 @@ type rtask struct {
 	// othersSinceEntry (debugging): another task had an event after
 	// this one's last syscall entry (it was blocked while they ran).
 	othersSinceEntry bool
+	// killed: the task's thread group was killed for real (a replayed
+	// exit_group, fatal signal or SIGKILL), so the task is on its way to
+	// its PTRACE_EVENT_EXIT stop; atExit: it is held there
+	// (awaitExitStop), where events the recording took at its death
+	// (the end of a write it was in) are replayed.
+	killed, atExit bool
 }
 
 type rproc struct {
@@ -386,6 +392,11 @@ func syncSignal(si *ptrace.SigInfo) bool {
 
 // runTo resumes t until it stops with a stop of the wanted kind.
 func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopKind, sig int) (ptrace.Stop, error) {
+	if t.killed {
+		// Its process was killed: it can only die (the recording has
+		// nothing for it but the end of a call and its exit).
+		return ptrace.Stop{}, rp.diverge(ev, fmt.Sprintf("expected %v of a task whose process was killed", want))
+	}
 	stepping := rp.stepDue(t)
 	rp.resuming(stepping)
 	if rp.driven() && want != ptrace.StopSyscallExit && rp.rwApplies(t) {

@@ -296,6 +296,16 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 	if !t.atEntry && !t.executing {
 		return rp.diverge(ev, "syscall exit for a task that is not in a syscall")
 	}
+	if t.killed {
+		// Recorded at the thread's death (a write it was in when its
+		// process was killed): replayed at the same stop.
+		if t.executing {
+			return rp.diverge(ev, "a system call that runs for real ended as its process was killed")
+		}
+		if err := rp.awaitExitStop(ev, t); err != nil {
+			return err
+		}
+	}
 	if t.executing {
 		if err := rp.finishExecuted(ev, t); err != nil {
 			return err
