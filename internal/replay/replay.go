@@ -136,6 +136,9 @@ type replayer struct {
 	emu    map[string]string
 	emuDir string
 	emuFds map[string]int64 // "tgid:flags:path": descriptor open in the tracee
+	// takenAtDeath: the output of the recorded ends of calls of tasks an
+	// execve killed, taken at their deaths (diesInExec).
+	takenAtDeath map[*trace.Event][]byte
 }
 
 // Replay runs the whole trace without a debugger.

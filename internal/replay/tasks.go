@@ -539,6 +539,13 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 			if tid == t.real && st.Kind != ptrace.StopEvent {
 				return rp.diverge(ev, fmt.Sprintf("expected exec, got %v", st))
 			}
+			if tid != t.real && st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+				for _, o := range siblings {
+					if o.real == tid {
+						rp.diesInExec(o)
+					}
+				}
+			}
 			_ = ptrace.Resume(tid, ptrace.Cont, 0)
 		}
 		for _, o := range siblings {
@@ -555,6 +562,9 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 				if st.Kind == ptrace.StopExited {
 					o.gone = true
 				} else {
+					if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+						rp.diesInExec(o)
+					}
 					_ = ptrace.Resume(o.real, ptrace.Cont, 0)
 				}
 			}

@@ -1,4 +1,4 @@
-// Tests threads killed while blocked in a partly done write (a full pipe): by the process's exit_group, and in a child by a fatal SIGABRT; the writes' partial results are recorded at the threads' deaths.
+// Tests threads killed while blocked in a partly done write (a full pipe): by the process's exit_group, in a child by a fatal SIGABRT, in another by a sibling's execve; the writes' partial results are recorded at the threads' deaths.
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -44,7 +44,23 @@ static void start_writers(void) {
 	usleep(20000); // let them fill their pipes and block
 }
 
-int main(void) {
+static void report(pid_t child) {
+	int status;
+	if (waitpid(child, &status, 0) != child) {
+		perror("waitpid");
+		exit(1);
+	}
+	if (WIFSIGNALED(status))
+		printf("child killed by signal %d\n", WTERMSIG(status));
+	else
+		printf("child exited with %d\n", WEXITSTATUS(status));
+}
+
+int main(int argc, char **argv) {
+	if (argc > 1 && strcmp(argv[1], "after-exec") == 0) {
+		printf("child %d exec'd with %d writers killed\n", getpid(), WRITERS);
+		return 7;
+	}
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	memset(buf, (int)(ts.tv_nsec & 0x7f) | 1, sizeof buf);
@@ -60,12 +76,19 @@ int main(void) {
 		printf("child %d aborts with %d writers blocked\n", getpid(), WRITERS);
 		abort();
 	}
-	int status;
-	if (waitpid(child, &status, 0) != child) {
-		perror("waitpid");
+	report(child);
+
+	if ((child = fork()) < 0) {
+		perror("fork");
 		return 1;
 	}
-	printf("child %s by signal %d\n", WIFSIGNALED(status) ? "killed" : "exited", WIFSIGNALED(status) ? WTERMSIG(status) : -1);
+	if (child == 0) {
+		start_writers();
+		execl("/proc/self/exe", argv[0], "after-exec", (char *)NULL);
+		perror("execl");
+		_exit(1);
+	}
+	report(child);
 
 	start_writers();
 	clock_gettime(CLOCK_MONOTONIC, &ts);
