@@ -622,11 +622,22 @@ func setupGoBuild(dir string) (*workload, error) {
 	}
 	cache := filepath.Join(dir, "gocache")
 	out := filepath.Join(dir, "small")
+	// Go's telemetry counter files are mapped shared and written by every
+	// go process on the machine: a private configuration directory with
+	// telemetry off keeps other builds' writes out of the recording
+	// (docs/limitations.md).
+	cfg := filepath.Join(dir, "config")
+	if err := os.MkdirAll(filepath.Join(cfg, "go", "telemetry"), 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(cfg, "go", "telemetry", "mode"), []byte("off\n"), 0o644); err != nil {
+		return nil, err
+	}
 	return &workload{
 		name: "go-build",
 		desc: "cold go build of a 3-package module importing a dozen standard packages (empty GOCACHE, about 120 processes)",
 		dir:  mod,
-		argv: []string{"env", "GOCACHE=" + cache, "GOFLAGS=", "GOTOOLCHAIN=local", "CGO_ENABLED=0",
+		argv: []string{"env", "GOCACHE=" + cache, "XDG_CONFIG_HOME=" + cfg, "GOFLAGS=", "GOTOOLCHAIN=local", "CGO_ENABLED=0",
 			goBin, "build", "-o", out, "."},
 		reset: func() error {
 			os.Remove(out)

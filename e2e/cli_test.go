@@ -235,7 +235,7 @@ func TestRealPrograms(t *testing.T) {
 		{"gcc", []string{"sh", "-c", "gcc -o x" + strconv.Itoa(os.Getpid()) + " x.c && ./x" + strconv.Itoa(os.Getpid()) + " && date +%N"}, "gcc"},
 		{"git", []string{"sh", "-c", "git init -q repo && cd repo && date +%N > f && git add f && git -c user.name=a -c user.email=a@b commit -qm m && git log --format=%H%n%ad"}, "git"},
 		{"tar-gzip", []string{"sh", "-c", "mkdir -p d && head -c 3000 /dev/urandom > d/r && date +%N > d/t && tar czf a.tgz d && tar tzvf a.tgz && md5sum a.tgz"}, "tar"},
-		{"go-version", []string{"go", "version"}, "go"},
+		{"go-version", []string{"sh", "-c", goTelemetryOff + " go version"}, "go"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

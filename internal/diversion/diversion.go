@@ -39,6 +39,9 @@ type diversion struct {
 	gone    bool
 }
 
+// thread is the copy's thread, for ptrace requests.
+func (d *diversion) thread() ptrace.Thread { return ptrace.NewThread(d.pid) }
+
 // Start forks the process of the stopped, traced thread real (whose
 // memory is mem; recorded tid rec of recorded process rpid) into a live
 // copy. reenter: the thread is at the entry of a call that replay runs
@@ -47,7 +50,7 @@ type diversion struct {
 // unpatch other bytes of its to put back in the copy (a preemption
 // point's pad or breakpoint); neither is in the copy.
 func Start(real int, mem *tracee.Mem, reenter bool, rec, rpid int32, bps map[uint64]byte, unpatch map[uint64][]byte) (*Copy, error) {
-	saved, err := ptrace.GetRegs(real)
+	saved, err := ptrace.NewThread(real).GetRegs()
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +123,7 @@ func (d *diversion) Resume(step bool, sig int) (debugapi.Stop, error) { return d
 // it had when the diversion started (the debugger put them back after
 // its call).
 func (d *diversion) Restored() bool {
-	r, err := ptrace.GetRegs(d.pid)
+	r, err := d.thread().GetRegs()
 	if err != nil {
 		return true // nothing left to protect
 	}
@@ -135,10 +138,10 @@ func (d *diversion) WriteRegs(regs trace.Regs, fx []byte) error {
 	if d.gone {
 		return errors.New("diversion is over")
 	}
-	if err := ptrace.SetRegs(d.pid, &regs); err != nil || fx == nil {
+	if err := d.thread().SetRegs(&regs); err != nil || fx == nil {
 		return err
 	}
-	return ptrace.SetFPRegs(d.pid, fx)
+	return d.thread().SetFPRegs(fx)
 }
 
 // WriteMem writes the copy's memory (its breakpoints stay).
@@ -162,47 +165,48 @@ func (d *diversion) WriteMem(addr uint64, data []byte) error {
 // replayed process's parent (gorr for the initial process), so the
 // replayed process never sees it exit.
 func ForkAt(tid int, at uint64, saved *trace.Regs) (int, error) {
+	th := ptrace.NewThread(tid)
 	r := *saved
 	ptrace.SetSyscallArgs(&r, [6]uint64{unix.CLONE_PARENT | uint64(unix.SIGCHLD), 0, 0, 0, 0, 0})
 	r[ptrace.RAX] = unix.SYS_CLONE
 	r[ptrace.ORIGRAX] = ^uint64(0) // a pending call (SYSEMU or real) is skipped
 	r[ptrace.RIP] = at
-	if err := ptrace.SetRegs(tid, &r); err != nil {
+	if err := th.SetRegs(&r); err != nil {
 		return 0, err
 	}
 	child, entered := 0, false
-	_, err := ptrace.RunUntil(tid, ptrace.Syscall, func(st ptrace.Stop) (bool, error) {
+	_, err := th.RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
 		switch st.Kind {
 		case ptrace.StopExited:
-			return true, tracee.ErrGone
+			return ptrace.Accept, tracee.ErrGone
 		case ptrace.StopSyscallEntry:
 			entered = true
 		case ptrace.StopSyscallExit:
 			if !entered {
-				return false, nil // the exit of the call the task was stopped in
+				return ptrace.Again, nil // the exit of the call the task was stopped in
 			}
-			out, err := ptrace.GetRegs(tid)
+			out, err := th.GetRegs()
 			if err != nil {
-				return true, err
+				return ptrace.Accept, err
 			}
 			if res := int64(out[ptrace.RAX]); res < 0 {
-				return true, fmt.Errorf("clone: %w", unix.Errno(-res))
+				return ptrace.Accept, fmt.Errorf("clone: %w", unix.Errno(-res))
 			} else if child == 0 {
 				child = int(res)
 			}
-			return true, nil
+			return ptrace.Accept, nil
 		case ptrace.StopEvent:
 			switch st.Event {
 			case unix.PTRACE_EVENT_FORK, unix.PTRACE_EVENT_CLONE, unix.PTRACE_EVENT_VFORK:
-				m, err := ptrace.EventMsg(tid)
+				m, err := th.EventMsg()
 				if err != nil {
-					return true, err
+					return ptrace.Accept, err
 				}
 				child = int(m)
 			}
 		}
 		// Signals are not delivered: replay reproduces the recorded ones.
-		return false, nil
+		return ptrace.Again, nil
 	})
 	if err != nil {
 		return child, err
@@ -212,14 +216,14 @@ func ForkAt(tid int, at uint64, saved *trace.Regs) (int, error) {
 
 // WaitInitialStop waits for a new traced process's first stop.
 func WaitInitialStop(pid int) error {
-	_, err := ptrace.WaitUntil(pid, ptrace.Cont, func(st ptrace.Stop) (bool, error) {
+	_, err := ptrace.NewThread(pid).WaitUntil(ptrace.Cont, func(st ptrace.Stop) (ptrace.Action, error) {
 		switch st.Kind {
 		case ptrace.StopExited:
-			return true, tracee.ErrGone
+			return ptrace.Accept, tracee.ErrGone
 		case ptrace.StopSignal:
-			return st.Signal == int(unix.SIGSTOP), nil
+			return ptrace.AcceptIf(st.Signal == int(unix.SIGSTOP)), nil
 		}
-		return false, nil
+		return ptrace.Again, nil
 	})
 	return err
 }
@@ -228,23 +232,24 @@ func WaitInitialStop(pid int) error {
 // and, when it was at the entry of a call that runs for real, at that
 // entry again.
 func RestoreParent(tid int, saved *trace.Regs, reenter bool) error {
+	th := ptrace.NewThread(tid)
 	if reenter {
 		r := *saved
 		r[ptrace.RIP] -= 2
 		r[ptrace.RAX] = r[ptrace.ORIGRAX]
-		if err := ptrace.SetRegs(tid, &r); err != nil {
+		if err := th.SetRegs(&r); err != nil {
 			return err
 		}
-		if _, err := ptrace.RunUntil(tid, ptrace.Syscall, func(st ptrace.Stop) (bool, error) {
+		if _, err := th.RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
 			if st.Kind == ptrace.StopExited {
-				return true, tracee.ErrGone
+				return ptrace.Accept, tracee.ErrGone
 			}
-			return st.Kind == ptrace.StopSyscallEntry, nil
+			return ptrace.AcceptIf(st.Kind == ptrace.StopSyscallEntry), nil
 		}); err != nil {
 			return err
 		}
 	}
-	return ptrace.SetRegs(tid, saved)
+	return th.SetRegs(saved)
 }
 
 // setup prepares the copy: time stamps and cpuid run natively (replay
@@ -267,7 +272,7 @@ func (d *diversion) setup(at uint64, orig [2]byte, bps map[uint64]byte) error {
 	}
 	r := d.start
 	r[ptrace.ORIGRAX] = ^uint64(0) // no system call to restart in the copy
-	return ptrace.SetRegs(d.pid, &r)
+	return d.thread().SetRegs(&r)
 }
 
 // kill ends the copy and reaps it.
@@ -279,16 +284,16 @@ func (d *diversion) kill() {
 		return
 	}
 	d.gone = true
-	ptrace.KillAndReap(d.pid)
+	d.thread().KillAndReap()
 }
 
 // regs returns the copy's registers and FXSAVE area.
 func (d *diversion) regs() (trace.Regs, []byte, error) {
-	regs, err := ptrace.GetRegs(d.pid)
+	regs, err := d.thread().GetRegs()
 	if err != nil {
 		return regs, nil, err
 	}
-	fx, err := ptrace.GetFPRegs(d.pid)
+	fx, err := d.thread().GetFPRegs()
 	if err != nil {
 		return regs, nil, err
 	}
@@ -356,7 +361,7 @@ func (d *diversion) resume(step bool, sig int) (debugapi.Stop, error) {
 	if d.gone {
 		return debugapi.Stop{Kind: debugapi.StopExited, Status: unix.WaitStatus(uint32(unix.SIGKILL))}, nil
 	}
-	r, err := ptrace.GetRegs(d.pid)
+	r, err := d.thread().GetRegs()
 	if err != nil {
 		return debugapi.Stop{}, err
 	}
@@ -385,24 +390,19 @@ func (d *diversion) run(step bool, sig int) (debugapi.Stop, error) {
 	if step {
 		mode = ptrace.Step
 	}
-	if err := ptrace.Resume(d.pid, mode, sig); err != nil {
-		return debugapi.Stop{}, err
-	}
-	for {
-		st, _, err := ptrace.Wait(d.pid, false)
-		if err != nil {
-			return debugapi.Stop{}, err
-		}
+	var out debugapi.Stop
+	_, err := d.thread().RunUntil(mode, sig, func(st ptrace.Stop) (ptrace.Action, error) {
 		next := 0
 		switch st.Kind {
 		case ptrace.StopExited:
 			d.gone = true
 			_ = d.mem.Close()
-			return debugapi.Stop{Kind: debugapi.StopExited, Status: st.Status}, nil
+			out = debugapi.Stop{Kind: debugapi.StopExited, Status: st.Status}
+			return ptrace.Accept, nil
 		case ptrace.StopSyscallEntry:
-			r, err := ptrace.GetRegs(d.pid)
+			r, err := d.thread().GetRegs()
 			if err != nil {
-				return debugapi.Stop{}, err
+				return ptrace.Accept, err
 			}
 			nr := int(int64(r[ptrace.ORIGRAX]))
 			d.denied, d.hasFake = false, false
@@ -416,15 +416,15 @@ func (d *diversion) run(step bool, sig int) (debugapi.Stop, error) {
 			}
 			if d.denied || d.hasFake {
 				r[ptrace.ORIGRAX] = ^uint64(0)
-				if err := ptrace.SetRegs(d.pid, &r); err != nil {
-					return debugapi.Stop{}, err
+				if err := d.thread().SetRegs(&r); err != nil {
+					return ptrace.Accept, err
 				}
 			}
 		case ptrace.StopSyscallExit:
 			if d.denied || d.hasFake {
-				r, err := ptrace.GetRegs(d.pid)
+				r, err := d.thread().GetRegs()
 				if err != nil {
-					return debugapi.Stop{}, err
+					return ptrace.Accept, err
 				}
 				v := -int64(unix.ENOSYS)
 				if d.hasFake {
@@ -432,8 +432,8 @@ func (d *diversion) run(step bool, sig int) (debugapi.Stop, error) {
 				}
 				r[ptrace.RAX] = uint64(v)
 				d.denied, d.hasFake = false, false
-				if err := ptrace.SetRegs(d.pid, &r); err != nil {
-					return debugapi.Stop{}, err
+				if err := d.thread().SetRegs(&r); err != nil {
+					return ptrace.Accept, err
 				}
 			}
 		case ptrace.StopEvent:
@@ -441,25 +441,25 @@ func (d *diversion) run(step bool, sig int) (debugapi.Stop, error) {
 		case ptrace.StopSignal:
 			stop, deliver, done, err := d.signal(st.Signal, step)
 			if err != nil || done {
-				return stop, err
+				out = stop
+				return ptrace.Accept, err
 			}
 			next = deliver
 		}
-		if err := ptrace.Resume(d.pid, mode, next); err != nil {
-			return debugapi.Stop{}, err
-		}
-	}
+		return ptrace.Deliver(next), nil
+	})
+	return out, err
 }
 
 // signal decides about a signal stop of the copy: a breakpoint or a
 // completed step is a stop for the debugger, a trapped rdtsc or cpuid
 // is emulated, faults are reported, other signals are delivered.
 func (d *diversion) signal(sig int, step bool) (stop debugapi.Stop, deliver int, done bool, err error) {
-	si, err := ptrace.GetSigInfo(d.pid)
+	si, err := d.thread().GetSigInfo()
 	if err != nil {
 		return debugapi.Stop{}, 0, true, err
 	}
-	r, err := ptrace.GetRegs(d.pid)
+	r, err := d.thread().GetRegs()
 	if err != nil {
 		return debugapi.Stop{}, 0, true, err
 	}
@@ -469,7 +469,7 @@ func (d *diversion) signal(sig int, step bool) (stop debugapi.Stop, deliver int,
 			at := r[ptrace.RIP] - 1
 			if _, ok := d.bps[at]; ok {
 				r[ptrace.RIP] = at
-				return debugapi.Stop{Kind: debugapi.StopBreakpoint, Addr: at}, 0, true, ptrace.SetRegs(d.pid, &r)
+				return debugapi.Stop{Kind: debugapi.StopBreakpoint, Addr: at}, 0, true, d.thread().SetRegs(&r)
 			}
 			if ok, err := d.emulate(at, &r); err != nil || ok {
 				if step {
@@ -512,5 +512,5 @@ func (d *diversion) emulate(at uint64, r *trace.Regs) (bool, error) {
 		return false, nil
 	}
 	r[ptrace.RIP] = at + k.Len()
-	return true, ptrace.SetRegs(d.pid, r)
+	return true, d.thread().SetRegs(r)
 }

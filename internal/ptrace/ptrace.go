@@ -1,14 +1,23 @@
-// Package ptrace wraps the ptrace and wait system calls gorr uses and
-// decodes wait statuses into typed stops. Every function here must be
-// called from the single OS thread that traces the tasks (the tracer
-// goroutine locks itself to its thread); the kernel refuses ptrace
-// requests from any other thread.
+// Package ptrace is the only place gorr issues ptrace and wait system
+// calls. Requests are methods of Thread, a traced thread; a wait result
+// is decoded into a typed Stop (system-call entry or exit, signal,
+// PTRACE_EVENT_*, exit); Thread.RunUntil and Thread.WaitUntil are the one
+// resume-and-wait loop, driven by an Action per stop.
+//
+// The locked-thread rule: the kernel ties a tracee to the OS thread that
+// attached it (PTRACE_TRACEME's child belongs to the thread that forked
+// it), and answers ptrace requests and waits from any other thread as if
+// the tracee did not exist: ESRCH from ptrace, ECHILD from wait4. A Go
+// goroutine may move between OS threads at any time, so the goroutine that
+// starts or attaches tracees calls runtime.LockOSThread first, and every
+// function and method of this package is called from that goroutine only,
+// for as long as the tracees live. Nothing here checks it: a call from
+// elsewhere just fails with ESRCH or ECHILD, which callers would take for
+// a vanished task.
 package ptrace
 
 import (
-	"errors"
 	"fmt"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -82,30 +91,6 @@ func (s Stop) String() string {
 	return fmt.Sprintf("tid %d %s", s.Tid, s.Kind)
 }
 
-// Wait waits for a stop of pid (-1: any tracee). With nohang it returns
-// ok=false when nothing is ready.
-func Wait(pid int, nohang bool) (st Stop, ok bool, err error) {
-	var ws unix.WaitStatus
-	flags := unix.WALL
-	if nohang {
-		flags |= unix.WNOHANG
-	}
-	for {
-		tid, err := unix.Wait4(pid, &ws, flags, nil)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return Stop{}, false, fmt.Errorf("wait4(%d): %w", pid, err)
-		}
-		if tid == 0 {
-			return Stop{}, false, nil
-		}
-		st, err := decode(tid, ws)
-		return st, true, err
-	}
-}
-
 func decode(tid int, ws unix.WaitStatus) (Stop, error) {
 	st := Stop{Tid: tid, Status: ws}
 	switch {
@@ -118,7 +103,7 @@ func decode(tid int, ws unix.WaitStatus) (Stop, error) {
 		sig := int(ws.StopSignal())
 		switch {
 		case sig == int(unix.SIGTRAP)|0x80:
-			info, err := GetSyscallInfo(tid)
+			info, err := NewThread(tid).GetSyscallInfo()
 			if err != nil {
 				return st, err
 			}
@@ -146,115 +131,6 @@ func decode(tid int, ws unix.WaitStatus) (Stop, error) {
 	return st, nil
 }
 
-// Resume restarts a stopped task with the given mode and signal.
-func Resume(tid, mode, sig int) error {
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, uintptr(mode), uintptr(tid), 0, uintptr(sig), 0, 0)
-	if e != 0 {
-		return fmt.Errorf("ptrace resume(%d) tid %d: %w", mode, tid, e)
-	}
-	return nil
-}
-
-// RunUntil resumes tid with mode (no signal) and waits for its stops,
-// resuming it again with mode after each stop that until does not
-// accept, until it accepts one (true) or returns an error; it returns
-// that stop. The signals of the stops passed over are not delivered.
-// A wait or resume error ends the run.
-func RunUntil(tid, mode int, until func(Stop) (bool, error)) (Stop, error) {
-	if err := Resume(tid, mode, 0); err != nil {
-		return Stop{}, err
-	}
-	return WaitUntil(tid, mode, until)
-}
-
-// WaitUntil is RunUntil for a task that already runs: it waits first.
-func WaitUntil(tid, mode int, until func(Stop) (bool, error)) (Stop, error) {
-	for {
-		st, _, err := Wait(tid, false)
-		if err != nil {
-			return st, err
-		}
-		if ok, err := until(st); ok || err != nil {
-			return st, err
-		}
-		if err := Resume(tid, mode, 0); err != nil {
-			return st, err
-		}
-	}
-}
-
-// KillAndReap kills a traced process with SIGKILL and waits until it is
-// gone, letting it on from the stops (PTRACE_EVENT_EXIT) it still
-// reports. Resume errors are ignored: a task that died meanwhile is
-// reaped by the next wait.
-func KillAndReap(pid int) {
-	_ = unix.Kill(pid, unix.SIGKILL)
-	for {
-		st, _, err := Wait(pid, false)
-		if err != nil || st.Kind == StopExited {
-			return
-		}
-		_ = Resume(pid, Cont, 0)
-	}
-}
-
-// GetFPRegs reads the FXSAVE area (512 bytes, PTRACE_GETFPREGS).
-func GetFPRegs(tid int) ([]byte, error) {
-	fx := make([]byte, 512)
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETFPREGS, uintptr(tid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
-	if e != 0 {
-		return nil, fmt.Errorf("PTRACE_GETFPREGS: %w", e)
-	}
-	return fx, nil
-}
-
-// SetFPRegs writes the FXSAVE area from fx (at least 512 bytes,
-// PTRACE_SETFPREGS).
-func SetFPRegs(tid int, fx []byte) error {
-	if len(fx) < 512 {
-		return errors.New("short FXSAVE area")
-	}
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETFPREGS, uintptr(tid), 0, uintptr(unsafe.Pointer(&fx[0])), 0, 0)
-	if e != 0 {
-		return fmt.Errorf("PTRACE_SETFPREGS: %w", e)
-	}
-	return nil
-}
-
-// SetOptions sets the standard options on a tracee.
-func SetOptions(tid int) error {
-	if err := unix.PtraceSetOptions(tid, Options); err != nil {
-		return fmt.Errorf("PTRACE_SETOPTIONS tid %d: %w", tid, err)
-	}
-	return nil
-}
-
-// GetRegs reads the general registers.
-func GetRegs(tid int) (machine.Regs, error) {
-	var r machine.Regs
-	if err := unix.PtraceGetRegs(tid, (*unix.PtraceRegs)(unsafe.Pointer(&r))); err != nil {
-		return r, fmt.Errorf("PTRACE_GETREGS tid %d: %w", tid, err)
-	}
-	return r, nil
-}
-
-// SetRegs writes the general registers.
-func SetRegs(tid int, r *machine.Regs) error {
-	if err := unix.PtraceSetRegs(tid, (*unix.PtraceRegs)(unsafe.Pointer(r))); err != nil {
-		return fmt.Errorf("PTRACE_SETREGS tid %d: %w", tid, err)
-	}
-	return nil
-}
-
-// EventMsg returns PTRACE_GETEVENTMSG.
-func EventMsg(tid int) (uint64, error) {
-	m, err := unix.PtraceGetEventMsg(tid)
-	if err != nil {
-		return 0, fmt.Errorf("PTRACE_GETEVENTMSG tid %d: %w", tid, err)
-	}
-	return uint64(m), nil
-}
-
 // SigInfo is the raw 128-byte siginfo.
 type SigInfo [128]byte
 
@@ -264,25 +140,6 @@ func (s *SigInfo) Code() int  { return int(int32(le32(s[8:]))) }
 
 func le32(b []byte) uint32 {
 	return uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24
-}
-
-// GetSigInfo reads the siginfo of a signal-delivery-stop.
-func GetSigInfo(tid int) (SigInfo, error) {
-	var si SigInfo
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETSIGINFO, uintptr(tid), 0, uintptr(unsafe.Pointer(&si)), 0, 0)
-	if e != 0 {
-		return si, fmt.Errorf("PTRACE_GETSIGINFO tid %d: %w", tid, e)
-	}
-	return si, nil
-}
-
-// SetSigInfo replaces the siginfo of a signal-delivery-stop.
-func SetSigInfo(tid int, si *SigInfo) error {
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETSIGINFO, uintptr(tid), 0, uintptr(unsafe.Pointer(si)), 0, 0)
-	if e != 0 {
-		return fmt.Errorf("PTRACE_SETSIGINFO tid %d: %w", tid, e)
-	}
-	return nil
 }
 
 // SyscallInfo is the header of struct ptrace_syscall_info.
@@ -296,51 +153,6 @@ type SyscallInfo struct {
 
 // auditArchI386 is AUDIT_ARCH_I386 (EM_386 | __AUDIT_ARCH_LE).
 const auditArchI386 = 0x40000003
-
-// GetSyscallInfo reads PTRACE_GET_SYSCALL_INFO.
-func GetSyscallInfo(tid int) (SyscallInfo, error) {
-	var buf [88]byte
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GET_SYSCALL_INFO, uintptr(tid), uintptr(len(buf)), uintptr(unsafe.Pointer(&buf[0])), 0, 0)
-	if e != 0 {
-		return SyscallInfo{}, fmt.Errorf("PTRACE_GET_SYSCALL_INFO tid %d: %w", tid, e)
-	}
-	info := SyscallInfo{Op: buf[0], Arch: *(*uint32)(unsafe.Pointer(&buf[4]))}
-	// struct: op u8, pad[3], arch u32, instruction_pointer u64, stack_pointer u64, then union at 24.
-	switch info.Op {
-	case unix.PTRACE_SYSCALL_INFO_ENTRY, unix.PTRACE_SYSCALL_INFO_SECCOMP:
-		info.Nr = *(*uint64)(unsafe.Pointer(&buf[24]))
-		for i := range info.Args {
-			info.Args[i] = *(*uint64)(unsafe.Pointer(&buf[32+8*i]))
-		}
-	case unix.PTRACE_SYSCALL_INFO_EXIT:
-		info.Rval = *(*int64)(unsafe.Pointer(&buf[24]))
-	}
-	return info, nil
-}
-
-// GetXState reads the XSAVE area (NT_X86_XSTATE).
-func GetXState(tid int, size int) ([]byte, error) {
-	buf := make([]byte, size)
-	iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_GETREGSET, uintptr(tid), 0x202, uintptr(unsafe.Pointer(&iov)), 0, 0)
-	if e != 0 {
-		return nil, fmt.Errorf("PTRACE_GETREGSET(XSTATE) tid %d: %w", tid, e)
-	}
-	return buf[:iov.Len], nil
-}
-
-// SetXState writes the XSAVE area.
-func SetXState(tid int, buf []byte) error {
-	if len(buf) == 0 {
-		return nil
-	}
-	iov := unix.Iovec{Base: &buf[0], Len: uint64(len(buf))}
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_SETREGSET, uintptr(tid), 0x202, uintptr(unsafe.Pointer(&iov)), 0, 0)
-	if e != 0 {
-		return fmt.Errorf("PTRACE_SETREGSET(XSTATE) tid %d: %w", tid, e)
-	}
-	return nil
-}
 
 // Register indices into trace.Regs (machine.Regs), in user_regs_struct
 // order: aliases of internal/machine's, which is where they live.
@@ -382,58 +194,3 @@ func SyscallArgs(r *machine.Regs) [6]uint64 { return machine.SyscallArgs(r) }
 
 // SetSyscallArgs stores six syscall arguments.
 func SetSyscallArgs(r *machine.Regs, a [6]uint64) { machine.SetSyscallArgs(r, a) }
-
-// GetSigMask reads the blocked-signal mask of a stopped tracee
-// (PTRACE_GETSIGMASK).
-func GetSigMask(tid int) (uint64, error) {
-	var m uint64
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, 0x420a, uintptr(tid), 8, uintptr(unsafe.Pointer(&m)), 0, 0)
-	if e != 0 {
-		return 0, fmt.Errorf("PTRACE_GETSIGMASK tid %d: %w", tid, e)
-	}
-	return m, nil
-}
-
-// SetSigMask replaces the blocked-signal mask of a stopped tracee
-// (PTRACE_SETSIGMASK).
-func SetSigMask(tid int, m uint64) error {
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, 0x420b, uintptr(tid), 8, uintptr(unsafe.Pointer(&m)), 0, 0)
-	if e != 0 {
-		return fmt.Errorf("PTRACE_SETSIGMASK tid %d: %w", tid, e)
-	}
-	return nil
-}
-
-// SeccompFilters returns the classic-BPF programs of tid's seccomp
-// filters (PTRACE_SECCOMP_GET_FILTER, needs CAP_SYS_ADMIN), 8 bytes per
-// instruction, most recent first; nil when tid has none.
-func SeccompFilters(tid int) ([][]byte, error) {
-	const getFilter = 0x420c // PTRACE_SECCOMP_GET_FILTER
-	var out [][]byte
-	for i := 0; ; i++ {
-		n, _, e := unix.Syscall6(unix.SYS_PTRACE, getFilter, uintptr(tid), uintptr(i), 0, 0, 0)
-		switch {
-		case e == unix.ENOENT || (e == unix.EINVAL && i == 0):
-			// ENOENT: past the oldest filter; EINVAL: not in filter mode.
-			return out, nil
-		case e != 0:
-			return nil, fmt.Errorf("PTRACE_SECCOMP_GET_FILTER tid %d #%d: %w", tid, i, e)
-		}
-		buf := make([]byte, 8*n)
-		if n > 0 {
-			if _, _, e := unix.Syscall6(unix.SYS_PTRACE, getFilter, uintptr(tid), uintptr(i), uintptr(unsafe.Pointer(&buf[0])), 0, 0); e != 0 {
-				return nil, fmt.Errorf("PTRACE_SECCOMP_GET_FILTER tid %d #%d: %w", tid, i, e)
-			}
-		}
-		out = append(out, buf)
-	}
-}
-
-// Detach lets a tracee go (it runs on untraced, sig delivered).
-func Detach(tid, sig int) error {
-	_, _, e := unix.Syscall6(unix.SYS_PTRACE, unix.PTRACE_DETACH, uintptr(tid), 0, uintptr(sig), 0, 0)
-	if e != 0 {
-		return fmt.Errorf("PTRACE_DETACH tid %d: %w", tid, e)
-	}
-	return nil
-}

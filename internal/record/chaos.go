@@ -44,7 +44,7 @@ func (r *recorder) chaosSteps(t *task) (handled bool, err error) {
 		}
 	}
 	defer spent()
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil || regs != t.lastRegs {
 		return false, nil // only where its last event (a call, a point) left it
 	}
@@ -57,13 +57,13 @@ func (r *recorder) chaosSteps(t *task) (handled bool, err error) {
 	}
 	code := make([]byte, 16)
 	for i := 0; i < k; i++ {
-		if regs, err = ptrace.GetRegs(t.tid); err != nil {
+		if regs, err = t.thread().GetRegs(); err != nil {
 			return true, r.lost(t, err)
 		}
 		if i > 0 && regs[ptrace.EFLAGS]&0x100 != 0 {
 			// Our step's trap flag, left visible after a stepped popf.
 			regs[ptrace.EFLAGS] &^= 0x100
-			if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+			if err := t.thread().SetRegs(&regs); err != nil {
 				return true, r.lost(t, err)
 			}
 		}
@@ -88,13 +88,13 @@ func (r *recorder) chaosSteps(t *task) (handled bool, err error) {
 			return true, r.runNext()
 		}
 	}
-	if regs, err = ptrace.GetRegs(t.tid); err != nil {
+	if regs, err = t.thread().GetRegs(); err != nil {
 		return true, r.lost(t, err)
 	}
 	if regs[ptrace.EFLAGS]&0x100 != 0 {
 		// Left by the last step after a popf.
 		regs[ptrace.EFLAGS] &^= 0x100
-		if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+		if err := t.thread().SetRegs(&regs); err != nil {
 			return true, r.lost(t, err)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/patch"
-	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -63,7 +62,7 @@ func (r *recorder) onExecDone(t *task, former int) error {
 			return err
 		}
 	}
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return err
 	}

@@ -76,7 +76,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 	// changes from one iteration to the next (the pad's first test).
 	prev := map[uint64]trace.Regs{}
 	for step := 0; ; step++ {
-		regs, err := ptrace.GetRegs(t.tid)
+		regs, err := t.thread().GetRegs()
 		if err != nil {
 			return pointHandled, r.lost(t, err)
 		}
@@ -84,7 +84,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			// The trap flag of our steps, which the kernel stops counting
 			// as ours once a popf was stepped: the program never set it.
 			regs[ptrace.EFLAGS] &^= 0x100
-			if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+			if err := t.thread().SetRegs(&regs); err != nil {
 				return pointHandled, r.lost(t, err)
 			}
 		}
@@ -136,7 +136,7 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 		if in.PushesFlags {
 			// The step's trap flag went onto the stack with the flags;
 			// a later popf would restore it.
-			if after, err := ptrace.GetRegs(t.tid); err == nil {
+			if after, err := t.thread().GetRegs(); err == nil {
 				if v, err := t.mem.ReadU64(after[ptrace.RSP]); err == nil && v&0x100 != 0 {
 					var b [8]byte
 					binary.LittleEndian.PutUint64(b[:], v&^0x100)
@@ -169,23 +169,19 @@ func hintFlag(prev map[uint64]trace.Regs, regs *trace.Regs) int {
 // arrive meanwhile are held for later; anything else (a fault, an exit)
 // is handled as usual and ends the search.
 func (r *recorder) singleStep(t *task) (pointResult, error) {
-	for {
-		if err := ptrace.Resume(t.tid, ptrace.Step, 0); err != nil {
-			return pointHandled, r.lost(t, err)
-		}
-		st, _, err := r.waitFor(t.tid)
-		if err != nil {
-			return pointHandled, err
-		}
-		si, held := r.holdDuringSearch(t, st)
-		if held {
-			continue
-		}
-		if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 2 /* TRAP_TRACE */ {
-			return pointTaken, nil
-		}
-		return pointHandled, r.handle(st)
+	var si *ptrace.SigInfo
+	st, lost, err := r.runUntil(t, ptrace.Step, 0, func(st ptrace.Stop) (ptrace.Action, error) {
+		var held bool
+		si, held = r.holdDuringSearch(t, st)
+		return ptrace.AcceptIf(!held), nil
+	})
+	if lost || err != nil {
+		return pointHandled, err
 	}
+	if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 2 /* TRAP_TRACE */ {
+		return pointTaken, nil
+	}
+	return pointHandled, r.handle(st)
 }
 
 // holdDuringSearch absorbs a stop met while a point is searched for that
@@ -196,7 +192,7 @@ func (r *recorder) holdDuringSearch(t *task, st ptrace.Stop) (si *ptrace.SigInfo
 	if st.Kind != ptrace.StopSignal {
 		return nil, false
 	}
-	info, err := ptrace.GetSigInfo(t.tid)
+	info, err := t.thread().GetSigInfo()
 	if err != nil {
 		return nil, false
 	}
@@ -227,35 +223,30 @@ func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
 		return pointHandled, r.lost(t, err)
 	}
 	restore := func() error { return t.mem.WriteMem(addr, orig[:]) }
-	for {
-		if err := ptrace.Resume(t.tid, ptrace.Cont, 0); err != nil {
-			_ = restore()
-			return pointHandled, r.lost(t, err)
-		}
-		st, _, err := r.waitFor(t.tid)
-		if err != nil {
-			_ = restore()
-			return pointHandled, err
-		}
-		si, held := r.holdDuringSearch(t, st)
-		if held {
-			continue
-		}
-		if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 0x80 {
-			regs, err := ptrace.GetRegs(t.tid)
-			if err == nil && regs[ptrace.RIP] == addr+1 {
-				regs[ptrace.RIP] = addr
-				if err := restore(); err != nil {
-					return pointHandled, err
-				}
-				return pointTaken, ptrace.SetRegs(t.tid, &regs)
-			}
-		}
-		if err := restore(); err != nil {
-			return pointHandled, err
-		}
-		return pointHandled, r.handle(st)
+	var si *ptrace.SigInfo
+	st, lost, err := r.runUntil(t, ptrace.Cont, 0, func(st ptrace.Stop) (ptrace.Action, error) {
+		var held bool
+		si, held = r.holdDuringSearch(t, st)
+		return ptrace.AcceptIf(!held), nil
+	})
+	if lost || err != nil {
+		_ = restore()
+		return pointHandled, err
 	}
+	if si != nil && st.Signal == int(unix.SIGTRAP) && si.Code() == 0x80 {
+		regs, err := t.thread().GetRegs()
+		if err == nil && regs[ptrace.RIP] == addr+1 {
+			regs[ptrace.RIP] = addr
+			if err := restore(); err != nil {
+				return pointHandled, err
+			}
+			return pointTaken, t.thread().SetRegs(&regs)
+		}
+	}
+	if err := restore(); err != nil {
+		return pointHandled, err
+	}
+	return pointHandled, r.handle(st)
 }
 
 // branchTargets returns a function telling whether a direct branch in
@@ -310,7 +301,7 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 			ev.Mem = append(ev.Mem, trace.MemWrite{Addr: best, Data: buf})
 		}
 	}
-	if xs, err := ptrace.GetXState(t.tid, r.xsaveSize); err == nil && len(xs) >= fxCompareLen {
+	if xs, err := t.thread().GetXState(r.xsaveSize); err == nil && len(xs) >= fxCompareLen {
 		// The whole XSAVE area: x87, SSE, AVX upper halves, AVX-512
 		// and PKRU, whatever the CPU has (replay compares all of it).
 		ev.XState = xs
@@ -439,10 +430,10 @@ func (r *recorder) deliverHeld(t *task) error {
 	}
 	si := t.deferred[0]
 	t.deferred = t.deferred[1:]
-	if err := ptrace.SetSigInfo(t.tid, &si); err != nil {
+	if err := t.thread().SetSigInfo(&si); err != nil {
 		return r.lost(t, err)
 	}
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return r.lost(t, err)
 	}

@@ -335,7 +335,7 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 			}
 			return eio, nil
 		}
-		regs, err := ptrace.GetRegs(o.tid)
+		regs, err := o.thread().GetRegs()
 		if err != nil {
 			return -int64(unix.ESRCH), nil
 		}
@@ -345,7 +345,7 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		regs[addr/8] = data
 		return r.emuSetRegs(o, &regs)
 	case reqGetRegs:
-		regs, err := ptrace.GetRegs(o.tid)
+		regs, err := o.thread().GetRegs()
 		if err != nil {
 			return -int64(unix.ESRCH), nil
 		}
@@ -365,7 +365,7 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		}
 		return r.emuSetRegs(o, &regs)
 	case reqGetFPRegs:
-		xs, err := ptrace.GetXState(o.tid, r.xsaveSize)
+		xs, err := o.thread().GetXState(r.xsaveSize)
 		if err != nil || len(xs) < 512 {
 			return eio, nil
 		}
@@ -375,12 +375,12 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		if !ok {
 			return efault, nil
 		}
-		xs, err := ptrace.GetXState(o.tid, r.xsaveSize)
+		xs, err := o.thread().GetXState(r.xsaveSize)
 		if err != nil || len(xs) < 512 {
 			return eio, nil
 		}
 		copy(xs, b)
-		if err := ptrace.SetXState(o.tid, xs); err != nil {
+		if err := o.thread().SetXState(xs); err != nil {
 			return eio, nil
 		}
 		return 0, r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(o.tid), XState: xs})
@@ -388,7 +388,7 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		if o.emu.sig == 0 {
 			return -int64(unix.EINVAL), nil
 		}
-		si, err := ptrace.GetSigInfo(o.tid)
+		si, err := o.thread().GetSigInfo()
 		if err != nil {
 			return -int64(unix.EINVAL), nil
 		}
@@ -403,7 +403,7 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		}
 		var si ptrace.SigInfo
 		copy(si[:], b)
-		if err := ptrace.SetSigInfo(o.tid, &si); err != nil {
+		if err := o.thread().SetSigInfo(&si); err != nil {
 			return -int64(unix.EINVAL), nil
 		}
 		return 0, nil
@@ -413,7 +413,7 @@ func (r *recorder) ptraceOn(t, o *task, req, addr, data uint64) (int64, error) {
 		return r.emuRegSet(t, o, req, addr, data)
 	case reqArchPrctl:
 		// data is the ARCH_* code, addr the value or the result pointer.
-		regs, err := ptrace.GetRegs(o.tid)
+		regs, err := o.thread().GetRegs()
 		if err != nil {
 			return -int64(unix.ESRCH), nil
 		}
@@ -474,7 +474,7 @@ func (r *recorder) emuRegSet(t, o *task, req, nt, data uint64) (int64, error) {
 	var cur []byte
 	switch nt {
 	case 1: // NT_PRSTATUS
-		regs, err := ptrace.GetRegs(o.tid)
+		regs, err := o.thread().GetRegs()
 		if err != nil {
 			return -int64(unix.ESRCH), nil
 		}
@@ -482,7 +482,7 @@ func (r *recorder) emuRegSet(t, o *task, req, nt, data uint64) (int64, error) {
 			cur = binary.LittleEndian.AppendUint64(cur, v)
 		}
 	case 2, 0x202: // NT_PRFPREG, NT_X86_XSTATE
-		xs, err := ptrace.GetXState(o.tid, r.xsaveSize)
+		xs, err := o.thread().GetXState(r.xsaveSize)
 		if err != nil || len(xs) < 512 {
 			return -int64(unix.EIO), nil
 		}
@@ -513,19 +513,19 @@ func (r *recorder) emuRegSet(t, o *task, req, nt, data uint64) (int64, error) {
 		}
 		return r.emuSetRegs(o, &regs)
 	}
-	xs, err := ptrace.GetXState(o.tid, r.xsaveSize)
+	xs, err := o.thread().GetXState(r.xsaveSize)
 	if err != nil {
 		return -int64(unix.EIO), nil
 	}
 	copy(xs, cur)
-	if err := ptrace.SetXState(o.tid, xs); err != nil {
+	if err := o.thread().SetXState(xs); err != nil {
 		return -int64(unix.EIO), nil
 	}
 	return 0, r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(o.tid), XState: xs})
 }
 
 func (r *recorder) emuSetRegs(o *task, regs *trace.Regs) (int64, error) {
-	if err := ptrace.SetRegs(o.tid, regs); err != nil {
+	if err := o.thread().SetRegs(regs); err != nil {
 		return -int64(unix.EIO), nil
 	}
 	o.lastRegs = *regs
@@ -550,12 +550,12 @@ func (r *recorder) emuResume(o *task, sig int) error {
 		// parent then sleeps until its child execs or exits).
 		e.inCall = false
 		o.state = stKernel
-		return r.lost(o, ptrace.Resume(o.tid, ptrace.Syscall, 0))
+		return r.lost(o, o.thread().Resume(ptrace.Syscall, 0))
 	}
 	if o.dying {
 		// Stopped at PTRACE_EVENT_EXIT: let it die.
 		o.state = stKernel
-		return r.lost(o, ptrace.Resume(o.tid, ptrace.Cont, 0))
+		return r.lost(o, o.thread().Resume(ptrace.Cont, 0))
 	}
 	o.state = stReady
 	o.pendingSig = 0
@@ -567,7 +567,7 @@ func (r *recorder) emuResume(o *task, sig int) error {
 			return r.emuGroupStop(o, sig)
 		}
 	}
-	si, err := ptrace.GetSigInfo(o.tid)
+	si, err := o.thread().GetSigInfo()
 	if err != nil {
 		return r.lost(o, err)
 	}
@@ -577,11 +577,11 @@ func (r *recorder) emuResume(o *task, sig int) error {
 		si = ptrace.SigInfo{}
 		binary.LittleEndian.PutUint32(si[0:], uint32(sig))
 		binary.LittleEndian.PutUint32(si[16:], uint32(e.tracer))
-		if err := ptrace.SetSigInfo(o.tid, &si); err != nil {
+		if err := o.thread().SetSigInfo(&si); err != nil {
 			return r.lost(o, err)
 		}
 	}
-	regs, err := ptrace.GetRegs(o.tid)
+	regs, err := o.thread().GetRegs()
 	if err != nil {
 		return r.lost(o, err)
 	}
@@ -650,7 +650,7 @@ func (r *recorder) emuSyscallResume(o *task, sig int) error {
 		return nil
 	}
 	e.exitStop = e.tracer != 0 && e.resumed == reqSyscall
-	regs, err := ptrace.GetRegs(o.tid)
+	regs, err := o.thread().GetRegs()
 	if err != nil {
 		return r.lost(o, err)
 	}
@@ -675,7 +675,7 @@ func (r *recorder) emuSyscallResume(o *task, sig int) error {
 // emuSyscallInfo answers PTRACE_GET_SYSCALL_INFO (addr: the buffer's
 // size, data: the buffer) from o's emulated stop.
 func (r *recorder) emuSyscallInfo(t, o *task, size, data uint64) (int64, error) {
-	regs, err := ptrace.GetRegs(o.tid)
+	regs, err := o.thread().GetRegs()
 	if err != nil {
 		return -int64(unix.ESRCH), nil
 	}
@@ -754,11 +754,11 @@ func (r *recorder) eventStopStatus(t *task) int {
 // SIGTSTP, ...) whose default action applies: o enters a group stop,
 // which its tracer sees as another stop (PTRACE_EVENT_STOP if seized).
 func (r *recorder) emuGroupStop(o *task, sig int) error {
-	regs, err := ptrace.GetRegs(o.tid)
+	regs, err := o.thread().GetRegs()
 	if err != nil {
 		return r.lost(o, err)
 	}
-	si, _ := ptrace.GetSigInfo(o.tid)
+	si, _ := o.thread().GetSigInfo()
 	before := regs
 	if err := r.emit(&trace.Event{Kind: trace.KindSignal, Tid: int32(o.tid), Signo: int32(sig), Regs: &before,
 		SigInfo: append([]byte(nil), si[:]...), Flags: SigIgnored | SigPtraceResumed}); err != nil {
@@ -833,7 +833,7 @@ func (r *recorder) ptraceExitStop(t *task) (bool, error) {
 	if e.options&unix.PTRACE_O_TRACEEXIT == 0 || r.processTask(e.tracer) == nil {
 		return false, nil
 	}
-	e.eventMsg, _ = ptrace.EventMsg(t.tid)
+	e.eventMsg, _ = t.thread().EventMsg()
 	t.dying = true
 	return true, r.emuStop(t, 0, unix.PTRACE_EVENT_EXIT<<16|int(unix.SIGTRAP)<<8|0x7f)
 }
@@ -931,7 +931,7 @@ func (r *recorder) emuWait(t *task, nr int, a [6]uint64) error {
 			regs := t.entry
 			regs[ptrace.ORIGRAX] = unix.SYS_PPOLL
 			regs[ptrace.RDI], regs[ptrace.RSI], regs[ptrace.RDX], regs[ptrace.R10] = 0, 0, 0, 0
-			if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+			if err := t.thread().SetRegs(&regs); err != nil {
 				t.emu.paused = nil
 				return r.lost(t, err)
 			}
@@ -1044,7 +1044,7 @@ func (r *recorder) ptraceExitFix(t *task, regs *trace.Regs) error {
 	if int64(regs[ptrace.RAX]) == -514 || int64(regs[ptrace.RAX]) == -int64(unix.EINTR) { // ERESTARTNOHAND
 		regs[ptrace.RAX] = ^uint64(511) // -ERESTARTSYS
 	}
-	return r.lost(t, ptrace.SetRegs(t.tid, regs))
+	return r.lost(t, t.thread().SetRegs(regs))
 }
 
 // ptraceGone: t has exited. Its emulated tracees are detached (and

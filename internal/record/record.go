@@ -141,6 +141,10 @@ type task struct {
 	exitHeld bool
 }
 
+// thread is the task's thread, for ptrace requests (from the recorder's
+// locked OS thread only).
+func (t *task) thread() ptrace.Thread { return ptrace.NewThread(t.tid) }
+
 type recorder struct {
 	opts          Options
 	w             *trace.Writer
@@ -295,23 +299,22 @@ func Record(opts Options) (*Result, error) {
 	r.dog.desched.Store(r.bufOn)
 	r.dog.kick = make(chan struct{}, 1)
 	go r.dog.watch(opts.Timeslice, opts.SignalSlice, done)
-	st, _, err := waitStop(pid, false)
+	th := ptrace.NewThread(pid)
+	st, err := th.Wait()
 	if err != nil {
 		return nil, err
 	}
 	if st.Kind != ptrace.StopSignal || st.Signal != int(unix.SIGTRAP) {
 		return nil, fmt.Errorf("%s did not stop after exec (%v)", opts.Argv[0], st)
 	}
-	if err := ptrace.SetOptions(pid); err != nil {
-		_ = unix.Kill(pid, unix.SIGKILL)
-		return nil, err
-	}
+	traceOpts := ptrace.Options
 	if r.bufOn {
 		// The buffer's filter sends every other call to a seccomp stop.
-		if err := unix.PtraceSetOptions(pid, ptrace.Options|unix.PTRACE_O_TRACESECCOMP); err != nil {
-			_ = unix.Kill(pid, unix.SIGKILL)
-			return nil, fmt.Errorf("PTRACE_SETOPTIONS: %w", err)
-		}
+		traceOpts |= unix.PTRACE_O_TRACESECCOMP
+	}
+	if err := th.SetOptions(traceOpts); err != nil {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		return nil, err
 	}
 	t := &task{tid: pid, at: atSignal}
 	r.add(t)
@@ -424,22 +427,16 @@ func (r *recorder) remove(t *task) {
 	_ = t.mem.Close()
 }
 
+// killAll kills the recorded processes after an error and reaps their
+// tasks (ptrace.KillAll).
 func (r *recorder) killAll() {
+	var threads []ptrace.Thread
 	for _, t := range r.tasks {
-		_ = unix.Kill(t.tid, unix.SIGKILL)
+		threads = append(threads, t.thread())
 	}
-	for len(r.tasks) > 0 {
-		st, ok, err := waitStop(-1, false)
-		if err != nil || !ok {
-			return
-		}
-		if st.Kind == ptrace.StopExited {
-			if t := r.tasks[st.Tid]; t != nil {
-				r.remove(t)
-			}
-		} else {
-			_ = ptrace.Resume(st.Tid, ptrace.Cont, 0)
-		}
+	ptrace.KillAll(threads, 5*time.Second)
+	for _, t := range r.tasks {
+		r.remove(t)
 	}
 }
 
@@ -505,10 +502,10 @@ func (r *recorder) wait() (ptrace.Stop, bool, error) {
 		return st, true, nil
 	}
 	if r.stopped == 0 {
-		return waitStop(-1, false)
+		return waitStop(false)
 	}
 	for i := 0; i < 20; i++ {
-		if st, ok, err := waitStop(-1, true); ok || err != nil {
+		if st, ok, err := waitStop(true); ok || err != nil {
 			return st, ok, err
 		}
 		time.Sleep(time.Duration(min(i+1, 10)) * 100 * time.Microsecond)
@@ -532,7 +529,7 @@ func (r *recorder) waitFor(tid int) (ptrace.Stop, bool, error) {
 	}
 	known := r.tasks[tid] != nil
 	for {
-		st, ok, err := waitStop(-1, false)
+		st, ok, err := waitStop(false)
 		if err != nil || !ok || st.Tid == tid {
 			return st, ok, err
 		}
@@ -556,6 +553,34 @@ func (r *recorder) waitFor(tid int) (ptrace.Stop, bool, error) {
 	}
 }
 
+// runUntil is ptrace's RunUntil for the recorder: t's stops come through
+// waitFor, and a resume that finds t gone (ESRCH) marks it lost (r.lost):
+// then lost is true and err nil.
+func (r *recorder) runUntil(t *task, mode, sig int, next func(ptrace.Stop) (ptrace.Action, error)) (st ptrace.Stop, lost bool, err error) {
+	st, err = t.thread().RunVia(r.waitFunc(t), mode, sig, next)
+	return r.lostIfGone(t, st, err)
+}
+
+// waitUntil is runUntil for a task that runs already: it waits first.
+func (r *recorder) waitUntil(t *task, mode int, next func(ptrace.Stop) (ptrace.Action, error)) (st ptrace.Stop, lost bool, err error) {
+	st, err = t.thread().WaitVia(r.waitFunc(t), mode, next)
+	return r.lostIfGone(t, st, err)
+}
+
+func (r *recorder) waitFunc(t *task) func() (ptrace.Stop, error) {
+	return func() (ptrace.Stop, error) {
+		st, _, err := r.waitFor(t.tid)
+		return st, err
+	}
+}
+
+func (r *recorder) lostIfGone(t *task, st ptrace.Stop, err error) (ptrace.Stop, bool, error) {
+	if errors.Is(err, unix.ESRCH) {
+		return st, true, r.lost(t, err)
+	}
+	return st, false, err
+}
+
 // isDeath tells whether st is a task's exit stop or its end.
 func isDeath(st ptrace.Stop) bool {
 	return st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT
@@ -576,11 +601,24 @@ func (r *recorder) dropQueued(tid int) {
 // stop could be examined (PTRACE_GET_SYSCALL_INFO found it gone).
 const stopVanished ptrace.StopKind = -1
 
-// waitStop is ptrace.Wait for the recorder: a task killed (by SIGKILL
-// from outside) between its stop and the examination of the stop is not
-// an error, its death comes later.
-func waitStop(pid int, nohang bool) (ptrace.Stop, bool, error) {
-	st, ok, err := ptrace.Wait(pid, nohang)
+// waitStop waits for the next stop of any task (with nohang, ok=false
+// when none is ready): the recorder's one wait that is not for a given
+// thread, because its scheduler takes the stops of all tasks in the order
+// the kernel reports them (waitFor queues the ones not waited for). It is
+// ptrace.WaitAny, not a RunUntil loop, for that reason.
+func waitStop(nohang bool) (ptrace.Stop, bool, error) {
+	return vanishedOK(ptrace.WaitAny(nohang))
+}
+
+// pollStop returns t's stop if it has one to report.
+func pollStop(t *task) (ptrace.Stop, bool, error) {
+	return vanishedOK(t.thread().Poll())
+}
+
+// vanishedOK turns the wait error of a task killed (by SIGKILL from
+// outside) between its stop and the examination of the stop into a
+// stopVanished stop: not an error, its death comes later.
+func vanishedOK(st ptrace.Stop, ok bool, err error) (ptrace.Stop, bool, error) {
 	if err != nil && ok && st.Tid > 0 && errors.Is(err, unix.ESRCH) {
 		return ptrace.Stop{Tid: st.Tid, Kind: stopVanished, Status: st.Status}, true, nil
 	}
@@ -645,7 +683,7 @@ func (r *recorder) resumeUserMode(t *task, mode int) error {
 	t.runStart = time.Now()
 	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice())
 	defer r.since(phResume, time.Now())
-	if err := ptrace.Resume(t.tid, mode, sig); err != nil {
+	if err := t.thread().Resume(mode, sig); err != nil {
 		return r.lost(t, err)
 	}
 	return nil
@@ -682,7 +720,7 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	if r.bufOn && st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_SECCOMP && t.state == stKernel {
 		// The call's syscall-entry stop came first (the thread was
 		// resumed with PTRACE_SYSCALL): nothing new.
-		return r.lost(t, ptrace.Resume(t.tid, ptrace.Syscall, 0))
+		return r.lost(t, t.thread().Resume(ptrace.Syscall, 0))
 	}
 	if r.running == t {
 		r.running = nil
@@ -720,7 +758,7 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	case ptrace.StopEvent:
 		if r.bufOn && st.Event == unix.PTRACE_EVENT_SECCOMP {
 			// A call stopped by the buffer's filter: its entry.
-			if info, err := ptrace.GetSyscallInfo(t.tid); err == nil && info.Arch != 0xc000003e {
+			if info, err := t.thread().GetSyscallInfo(); err == nil && info.Arch != 0xc000003e {
 				return r.compatSyscall(t)
 			}
 			return r.onEntry(t)
@@ -836,7 +874,7 @@ func (r *recorder) onEvent(t *task, event int) error {
 	default:
 		t.state = stKernel
 		r.fast = t
-		return r.lost(t, ptrace.Resume(t.tid, ptrace.Syscall, 0))
+		return r.lost(t, t.thread().Resume(ptrace.Syscall, 0))
 	}
 }
 
@@ -857,7 +895,7 @@ func (r *recorder) exitDuringWrite(t *task) error {
 	if t.state != stKernel || t.dying || !isWrite(t.sysno) {
 		return nil
 	}
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil || int64(regs[ptrace.RAX]) <= 0 {
 		return nil
 	}
@@ -885,7 +923,7 @@ func (r *recorder) cloneFlags(t *task) (flags, ctid uint64) {
 }
 
 func (r *recorder) onNewTask(parent *task, event int) error {
-	msg, err := ptrace.EventMsg(parent.tid)
+	msg, err := parent.thread().EventMsg()
 	if err != nil {
 		return err
 	}
@@ -902,7 +940,7 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 				// Killed at birth by terminate or from outside; its
 				// parent dies too.
 				parent.state = stKernel
-				return r.lost(parent, ptrace.Resume(parent.tid, ptrace.Syscall, 0))
+				return r.lost(parent, parent.thread().Resume(ptrace.Syscall, 0))
 			}
 			return fmt.Errorf("new task %d died before its first stop", ctid)
 		}
@@ -924,7 +962,7 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 			ev.Mem = []trace.MemWrite{{Addr: ctidPtr, Data: buf}}
 		}
 	}
-	regs, err := ptrace.GetRegs(ctid)
+	regs, err := ptrace.NewThread(ctid).GetRegs()
 	if err != nil {
 		return err
 	}
@@ -940,11 +978,11 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 	if event != unix.PTRACE_EVENT_VFORK {
 		r.fast = parent
 	}
-	return r.lost(parent, ptrace.Resume(parent.tid, ptrace.Syscall, 0))
+	return r.lost(parent, parent.thread().Resume(ptrace.Syscall, 0))
 }
 
 func (r *recorder) onExecEvent(st ptrace.Stop) error {
-	former, err := ptrace.EventMsg(st.Tid)
+	former, err := ptrace.NewThread(st.Tid).EventMsg()
 	if err != nil {
 		return err
 	}
@@ -976,7 +1014,7 @@ func (r *recorder) onExecEvent(st ptrace.Stop) error {
 	t.exFormer = int(former)
 	t.state = stKernel
 	r.fast = t
-	return r.lost(t, ptrace.Resume(t.tid, ptrace.Syscall, 0))
+	return r.lost(t, t.thread().Resume(ptrace.Syscall, 0))
 }
 
 // describe gives a short description of the task's current syscall.

@@ -159,7 +159,7 @@ func (r *recorder) exitStop(t *task) error {
 	}
 	t.dying = true
 	t.state = stKernel
-	if err := r.lost(t, ptrace.Resume(t.tid, ptrace.Cont, 0)); err != nil {
+	if err := r.lost(t, t.thread().Resume(ptrace.Cont, 0)); err != nil {
 		return err
 	}
 	if settle {

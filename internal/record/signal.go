@@ -32,7 +32,7 @@ func synchronous(si *ptrace.SigInfo) bool {
 func (r *recorder) onSignal(t *task, sig int) error {
 	t.state = stReady
 	t.at = atSignal
-	si, err := ptrace.GetSigInfo(t.tid)
+	si, err := t.thread().GetSigInfo()
 	if err != nil {
 		// A group-stop (the kernel reports one per thread of a process
 		// that a stop signal stopped): the thread stays stopped until a
@@ -51,14 +51,14 @@ func (r *recorder) onSignal(t *task, sig int) error {
 		}
 		return nil
 	}
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return r.lost(t, err)
 	}
 	if saved, ok := t.reraised[sig]; ok {
 		delete(t.reraised, sig)
 		si = saved
-		if err := ptrace.SetSigInfo(t.tid, &si); err != nil {
+		if err := t.thread().SetSigInfo(&si); err != nil {
 			return err
 		}
 	}
@@ -162,7 +162,7 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 	default:
 		return false, nil
 	}
-	if err := ptrace.SetRegs(t.tid, &after); err != nil {
+	if err := t.thread().SetRegs(&after); err != nil {
 		return true, r.lost(t, err)
 	}
 	before := *regs
@@ -248,7 +248,7 @@ func (r *recorder) deliverToInit(t *task, sig int, si *ptrace.SigInfo, ev *trace
 	if err := r.emit(&trace.Event{Kind: trace.KindExit, Tid: int32(t.tid), Result: int64(sig)}); err != nil {
 		return err
 	}
-	err := ptrace.Detach(t.tid, 0)
+	err := t.thread().Detach(0)
 	r.remove(t)
 	if errors.Is(err, unix.ESRCH) {
 		return nil
@@ -260,11 +260,8 @@ func (r *recorder) deliverToInit(t *task, sig int, si *ptrace.SigInfo, ev *trace
 // the first instruction of its handler, and records the frame.
 func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 	oldSP := ev.Regs[ptrace.RSP]
-	if err := ptrace.Resume(t.tid, ptrace.Step, sig); err != nil {
-		return r.lost(t, err)
-	}
-	st, _, err := r.waitFor(t.tid)
-	if err != nil {
+	st, lost, err := r.runUntil(t, ptrace.Step, sig, ptrace.AcceptAny)
+	if lost || err != nil {
 		return err
 	}
 	if st.Kind == ptrace.StopExited {
@@ -284,10 +281,7 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 			// would have been reset to the default action). The event
 			// enters that handler: replay writes its frame, as for any
 			// handled signal.
-			if err := ptrace.Resume(t.tid, ptrace.Step, int(unix.SIGSEGV)); err != nil {
-				return r.lost(t, err)
-			}
-			if st, _, err = r.waitFor(t.tid); err != nil {
+			if st, lost, err = r.runUntil(t, ptrace.Step, int(unix.SIGSEGV), ptrace.AcceptAny); lost || err != nil {
 				return err
 			}
 			if st.Kind == ptrace.StopExited {
@@ -313,13 +307,13 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 	if st.Kind != ptrace.StopSignal || st.Signal != int(unix.SIGTRAP) {
 		return fmt.Errorf("tid %d: entering handler of signal %d gave %v", t.tid, sig, st)
 	}
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return r.lost(t, err)
 	}
 	ev.Regs2 = &regs
 	ev.Flags |= SigHandled
-	if xs, err := ptrace.GetXState(t.tid, r.xsaveSize); err == nil {
+	if xs, err := t.thread().GetXState(r.xsaveSize); err == nil {
 		ev.XState = xs
 	}
 	sp := regs[ptrace.RSP]

@@ -47,7 +47,7 @@ func (e *UnsupportedError) Error() string {
 }
 
 func (r *recorder) onEntry(t *task) error {
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return r.lost(t, err)
 	}
@@ -107,12 +107,12 @@ func (r *recorder) entryContinue(t *task) error {
 	}
 	if t.nullify {
 		regs[ptrace.ORIGRAX] = ^uint64(0)
-		if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+		if err := t.thread().SetRegs(&regs); err != nil {
 			return r.lost(t, err)
 		}
 	}
 	t.state = stKernel
-	if err := ptrace.Resume(t.tid, ptrace.Syscall, 0); err != nil {
+	if err := t.thread().Resume(ptrace.Syscall, 0); err != nil {
 		return r.lost(t, err)
 	}
 	switch {
@@ -133,7 +133,7 @@ func (r *recorder) entryContinue(t *task) error {
 		// does not, other tasks run while it sleeps. An unknown number
 		// takes this path too: a newer kernel may implement it.
 		_, _, _ = unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
-		st, ok, err := waitStop(t.tid, true)
+		st, ok, err := pollStop(t)
 		if err != nil {
 			return err
 		}
@@ -166,7 +166,7 @@ func (r *recorder) entrySpecial(t *task, nr int, a [6]uint64) error {
 // (trap, kill, trace) is left to the kernel: it returns false and the
 // call goes in unchanged, where the filter stops it.
 func (r *recorder) seccompAllows(t *task, nr int, regs *trace.Regs) bool {
-	raw, err := ptrace.SeccompFilters(t.tid)
+	raw, err := t.thread().SeccompFilters()
 	if err != nil || len(raw) == 0 {
 		return true
 	}
@@ -227,7 +227,7 @@ func (r *recorder) prctlTSC(t *task, a [6]uint64) {
 // compatSyscall refuses a 32-bit system call made with int $0x80: its
 // number and arguments follow the i386 table, which gorr does not record.
 func (r *recorder) compatSyscall(t *task) error {
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return r.lost(t, err)
 	}
@@ -253,7 +253,7 @@ type interruptedCall struct {
 }
 
 func (r *recorder) onExit(t *task) error {
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return r.lost(t, err)
 	}
@@ -262,7 +262,7 @@ func (r *recorder) onExit(t *task) error {
 	if t.nullify {
 		regs[ptrace.RAX] = uint64(t.nullRet)
 		regs[ptrace.ORIGRAX] = uint64(t.sysno)
-		if err := ptrace.SetRegs(t.tid, &regs); err != nil {
+		if err := t.thread().SetRegs(&regs); err != nil {
 			return r.lost(t, err)
 		}
 		t.nullify = false
@@ -500,34 +500,27 @@ func (r *recorder) stdioFlag(t *task, fd int) uint64 {
 // leader stays a zombie until its threads exit, so we wait until it is
 // one. For exit_group the other threads are killed and reported later.
 func (r *recorder) exitNow(t *task, nr int) error {
-	settle := false
-	for {
-		st, _, err := r.waitFor(t.tid)
-		if err != nil {
-			return err
-		}
-		if st.Kind == ptrace.StopExited {
-			return r.onExited(t, st)
-		}
-		if st.Kind == stopVanished {
-			return r.lost(t, unix.ESRCH)
-		}
-		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
-			// The wait below lets the kernel finish with words that
-			// have waiters before anything else runs.
-			t.robust, settle = robustExit(t)
-			if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
-				return err
-			}
-			break
-		}
-		if err := ptrace.Resume(t.tid, ptrace.Syscall, 0); err != nil {
-			return r.lost(t, err)
-		}
+	st, lost, err := r.waitUntil(t, ptrace.Syscall, func(st ptrace.Stop) (ptrace.Action, error) {
+		return ptrace.AcceptIf(isDeath(st) || st.Kind == stopVanished), nil
+	})
+	switch {
+	case lost || err != nil:
+		return err
+	case st.Kind == ptrace.StopExited:
+		return r.onExited(t, st)
+	case st.Kind == stopVanished:
+		return r.lost(t, unix.ESRCH)
+	}
+	// At PTRACE_EVENT_EXIT. The wait below lets the kernel finish with
+	// words that have waiters before anything else runs.
+	var settle bool
+	t.robust, settle = robustExit(t)
+	if stopped, err := r.ptraceExitStop(t); stopped || err != nil {
+		return err
 	}
 	t.dying = true
 	t.state = stKernel
-	if err := ptrace.Resume(t.tid, ptrace.Cont, 0); err != nil {
+	if err := t.thread().Resume(ptrace.Cont, 0); err != nil {
 		return r.lost(t, err)
 	}
 	if nr == unix.SYS_EXIT_GROUP {
@@ -537,7 +530,7 @@ func (r *recorder) exitNow(t *task, nr int) error {
 		return nil
 	}
 	for i := 0; ; i++ {
-		st, ok, err := waitStop(t.tid, true)
+		st, ok, err := pollStop(t)
 		if err != nil {
 			return err
 		}

@@ -157,7 +157,7 @@ func (r *recorder) drainBuf(t *task) error {
 		return fmt.Errorf("tid %d: %w", t.tid, err)
 	}
 	b.readPos = fill
-	cur, err := ptrace.GetRegs(t.tid)
+	cur, err := t.thread().GetRegs()
 	if err != nil {
 		return r.lost(t, err)
 	}

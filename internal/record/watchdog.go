@@ -156,7 +156,7 @@ func (r *recorder) onWatchdog(t *task, sig int) (bool, error) {
 	if sig == int(unix.SIGSTOP) && !r.dog.stopSent.CompareAndSwap(int64(t.tid), 0) {
 		return false, nil // the program's, or another of gorr's SIGSTOPs
 	}
-	si, err := ptrace.GetSigInfo(t.tid)
+	si, err := t.thread().GetSigInfo()
 	if err != nil || !isOurs(&si) && !fromOutsideNS(&si, r.dog.fired.Load() == int64(t.tid)) {
 		return false, nil
 	}
@@ -167,7 +167,7 @@ func (r *recorder) onWatchdog(t *task, sig int) (bool, error) {
 		return true, nil // late: the slice it ended is over already
 	}
 	if r.bufOn {
-		if regs, err := ptrace.GetRegs(t.tid); err == nil && syscallbuf.IsStub(regs[ptrace.RIP]) {
+		if regs, err := t.thread().GetRegs(); err == nil && syscallbuf.IsStub(regs[ptrace.RIP]) {
 			return true, r.stubInterrupted(t, &regs)
 		}
 	}
@@ -178,7 +178,7 @@ func (r *recorder) onWatchdog(t *task, sig int) (bool, error) {
 // event of its own), the scheduler gives the next ready thread its turn,
 // and a signal t held is delivered there.
 func (r *recorder) preempt(t *task) error {
-	regs, err := ptrace.GetRegs(t.tid)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return r.lost(t, err)
 	}

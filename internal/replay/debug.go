@@ -401,10 +401,10 @@ func (s *Session) Regs(tid int32) (regs trace.Regs, fx []byte, err error) {
 		if t == nil {
 			return
 		}
-		if regs, err = ptrace.GetRegs(t.real); err != nil {
+		if regs, err = t.thread().GetRegs(); err != nil {
 			return
 		}
-		fx, err = ptrace.GetFPRegs(t.real)
+		fx, err = t.thread().GetFPRegs()
 	})
 	return
 }

@@ -80,7 +80,7 @@ func (rp *replayer) divert(tid, rpid int32) (*diversion.Copy, error) {
 	if t == nil || t.gone {
 		return nil, fmt.Errorf("no thread %d to divert", tid)
 	}
-	info, err := ptrace.GetSyscallInfo(t.real)
+	info, err := ptrace.NewThread(t.real).GetSyscallInfo()
 	if err != nil {
 		return nil, err
 	}

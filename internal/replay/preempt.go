@@ -98,7 +98,7 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 			ps.words = append(ps.words, asyncpoint.Word{Addr: m.Addr, Value: binary.LittleEndian.Uint64(m.Data)})
 		}
 	}
-	cur, err := ptrace.GetRegs(t.real)
+	cur, err := t.thread().GetRegs()
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func (rp *replayer) pointReclaim(ps *pointSearch, addr uint64, orig byte) error 
 	if n < asyncpoint.JumpLen || rp.debugBpIn(t, ps.site, uint64(n)) {
 		return nil
 	}
-	if r, err := ptrace.GetRegs(t.real); err != nil || r[ptrace.RIP] > ps.site && r[ptrace.RIP] < ps.site+uint64(n) {
+	if r, err := t.thread().GetRegs(); err != nil || r[ptrace.RIP] > ps.site && r[ptrace.RIP] < ps.site+uint64(n) {
 		return nil // the thread stands inside the site: keep the breakpoint
 	}
 	if ps.padSaved != nil {
@@ -357,7 +357,7 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 	if ps == nil || ps.t != t {
 		return false, false, nil
 	}
-	regs, err := ptrace.GetRegs(t.real)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return false, false, err
 	}
@@ -372,34 +372,37 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 		ps.arrivals++
 		if ps.lastDiffs = rp.pointDiffs(ps, &eff); len(ps.lastDiffs) == 0 {
 			ps.found = true
-			return true, false, ptrace.SetRegs(t.real, &eff)
+			return true, false, t.thread().SetRegs(&eff)
 		}
 		if strings.HasPrefix(ps.lastDiffs[0], checksumDiff) {
+			if ps.arrivals <= 2 {
+				ps.lastDiffs = append(ps.lastDiffs, rp.pagesDiffering(ps)...)
+			}
 			if err := rp.refinePad(ps); err != nil {
 				return false, false, err
 			}
 		}
 		regs[ptrace.RIP] = ps.pad.Miss
-		if err := ptrace.SetRegs(t.real, &regs); err != nil {
+		if err := t.thread().SetRegs(&regs); err != nil {
 			return false, false, err
 		}
 		if stepping {
 			return false, true, rp.stepInsn(t)
 		}
-		return false, true, ptrace.Resume(t.real, mode, 0)
+		return false, true, t.thread().Resume(mode, 0)
 	case ps.pad == nil && at == ps.site:
 		eff := regs
 		eff[ptrace.RIP] = ps.site
 		ps.arrivals++
 		if ps.lastDiffs = rp.pointDiffs(ps, &eff); len(ps.lastDiffs) == 0 {
 			ps.found = true
-			return true, false, ptrace.SetRegs(t.real, &eff)
+			return true, false, t.thread().SetRegs(&eff)
 		}
 		if ps.dbgBp {
 			return false, false, nil // the debugger's breakpoint: its arrival
 		}
 		// Execute the instruction under our breakpoint, then plant it again.
-		if err := ptrace.SetRegs(t.real, &eff); err != nil {
+		if err := t.thread().SetRegs(&eff); err != nil {
 			return false, false, err
 		}
 		if err := t.mem.WriteMem(ps.site, []byte{ps.orig}); err != nil {
@@ -421,7 +424,7 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 		if stepping {
 			return false, false, nil // the step is done: let the debugger see it
 		}
-		return false, true, ptrace.Resume(t.real, mode, 0)
+		return false, true, t.thread().Resume(mode, 0)
 	}
 	return false, false, nil
 }
@@ -451,7 +454,7 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 		}
 	}
 	if len(ev.XState) >= asyncpoint.OldXStateLen {
-		if xs, err := ptrace.GetXState(t.real, 8192); err == nil {
+		if xs, err := t.thread().GetXState(8192); err == nil {
 			if d := asyncpoint.XStateDiff(ev.XState, xs); d != "" {
 				return []string{d}
 			}
@@ -494,6 +497,85 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 		}
 	}
 	return nil
+}
+
+// pagesDiffering names the pages (and their mappings) whose digests
+// differ from the ones recorded with the point (event PageSums), for
+// the divergence report of a memory checksum mismatch: at most four,
+// and how many in all.
+func (rp *replayer) pagesDiffering(ps *pointSearch) []string {
+	ev, t := ps.ev, ps.t
+	if len(ev.PageSums) == 0 {
+		return nil
+	}
+	rec, err := asyncpoint.DecodePageSums(ev.PageSums)
+	if err != nil {
+		return nil
+	}
+	var lo, hi uint64
+	if ps.page != 0 {
+		lo, hi = ps.page, ps.page+asyncpoint.PadSize
+	}
+	got := map[uint64]uint16{}
+	if _, err := tracee.ChecksumPages(t.real, t.mem, lo, hi, ev.Skip, rp.strategy() == asyncpoint.StrategyState, func(pa uint64, c uint32) { got[pa] = uint16(c) }); err != nil {
+		return nil
+	}
+	maps, _ := tracee.Maps(t.real)
+	where := func(pa uint64) string {
+		for _, m := range maps {
+			if pa >= m.Start && pa < m.End {
+				name := m.Name
+				for rel, p := range rp.emu {
+					if p == name {
+						name = "shared mapping of captured " + rel
+					}
+				}
+				if name == "" {
+					name = "anonymous"
+				}
+				return fmt.Sprintf("%s %x-%x", name, m.Start, m.End)
+			}
+		}
+		return "unmapped"
+	}
+	var bad []uint64
+	for pa, want := range rec {
+		if g, ok := got[pa]; !ok || g != want {
+			bad = append(bad, pa)
+		}
+	}
+	for pa := range got {
+		if _, ok := rec[pa]; !ok {
+			bad = append(bad, pa)
+		}
+	}
+	sort.Slice(bad, func(i, j int) bool { return bad[i] < bad[j] })
+	var out []string
+	for i, pa := range bad {
+		if i == 4 {
+			break
+		}
+		_, inRec := rec[pa]
+		_, inGot := got[pa]
+		state := "digest differs"
+		switch {
+		case !inGot:
+			state = "recorded, not summed in replay"
+		case !inRec:
+			state = "summed in replay, not recorded"
+		}
+		out = append(out, fmt.Sprintf("page 0x%x (%s): %s", pa, where(pa), state))
+	}
+	if len(bad) > 4 {
+		out = append(out, fmt.Sprintf("%d pages differ in all", len(bad)))
+	}
+	for _, o := range out {
+		if strings.Contains(o, "shared mapping of captured") {
+			out = append(out, "a file mapped shared differs: writes to it by a process outside the recording (Go's telemetry counters in ~/.config/go/telemetry, for one) are not in the trace; see docs/limitations.md")
+			break
+		}
+	}
+	return out
 }
 
 // checksumWithOrig computes the checksum with the site's original bytes

@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -37,12 +36,12 @@ func (rp *replayer) ptraceWrite(ev *trace.Event) error {
 	}
 	if ev.Regs2 != nil {
 		regs := *ev.Regs2
-		if err := ptrace.SetRegs(t.real, &regs); err != nil {
+		if err := t.thread().SetRegs(&regs); err != nil {
 			return err
 		}
 	}
 	if len(ev.XState) > 0 {
-		if err := ptrace.SetXState(t.real, ev.XState); err != nil {
+		if err := t.thread().SetXState(ev.XState); err != nil {
 			return err
 		}
 	}

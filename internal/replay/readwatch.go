@@ -69,7 +69,7 @@ func (rp *replayer) rwDecode(t *rtask, regs *trace.Regs) {
 		}
 	}
 	if regs == nil {
-		r, err := ptrace.GetRegs(t.real)
+		r, err := t.thread().GetRegs()
 		if err != nil {
 			return
 		}
@@ -188,7 +188,7 @@ func (rp *replayer) rwTrap(t *rtask, regs *trace.Regs, mode int, stepping *bool)
 func (rp *replayer) rwResume(t *rtask, mode int, stepping *bool) error {
 	if rp.dbg.rw.syscallNext {
 		*stepping = false
-		return ptrace.Resume(t.real, mode, 0)
+		return t.thread().Resume(mode, 0)
 	}
 	*stepping = true
 	return rp.stepInsn(t)

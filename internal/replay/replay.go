@@ -103,6 +103,10 @@ type rtask struct {
 	killed, atExit bool
 }
 
+// thread is the task's real thread, for ptrace requests (from the
+// replayer's locked OS thread only).
+func (t *rtask) thread() ptrace.Thread { return ptrace.NewThread(t.real) }
+
 type rproc struct {
 	brk uint64
 }
@@ -195,7 +199,7 @@ func (rp *replayer) run() (*Result, error) {
 		}
 		if rp.opts.Log != nil {
 			if t := rp.tasks[ev.Tid]; t != nil {
-				r, _ := ptrace.GetRegs(t.real)
+				r, _ := t.thread().GetRegs()
 				fmt.Fprintf(rp.opts.Log, "event %d kind %d tid %d sys %s: rip 0x%x rsp 0x%x rax 0x%x restart %v\n", rp.n, ev.Kind, ev.Tid, linux.Name(int(ev.Sysno)), r[ptrace.RIP], r[ptrace.RSP], r[ptrace.RAX], t.restart)
 			}
 		}
@@ -206,39 +210,16 @@ func (rp *replayer) run() (*Result, error) {
 }
 
 func (rp *replayer) killAll() {
-	live := map[int]*rtask{}
+	var threads []ptrace.Thread
 	for _, t := range rp.tasks {
 		if !t.gone {
-			live[t.real] = t
-			_ = unix.Kill(t.real, unix.SIGKILL)
+			threads = append(threads, t.thread())
 		}
 	}
-	// Reap without blocking on any one task: a thread-group leader is
-	// reported only after its threads, which wait in PTRACE_EVENT_EXIT
-	// stops for us to let them go.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(live) > 0 && time.Now().Before(deadline) {
-		progressed := false
-		for tid, t := range live {
-			st, ok, err := ptrace.Wait(tid, true)
-			if err != nil {
-				delete(live, tid)
-				_ = t.mem.Close()
-				continue
-			}
-			if !ok {
-				continue
-			}
-			progressed = true
-			if st.Kind == ptrace.StopExited {
-				delete(live, tid)
-				_ = t.mem.Close()
-			} else {
-				_ = ptrace.Resume(tid, ptrace.Cont, 0)
-			}
-		}
-		if !progressed {
-			time.Sleep(100 * time.Microsecond)
+	ptrace.KillAll(threads, 5*time.Second)
+	for _, t := range rp.tasks {
+		if !t.gone {
+			_ = t.mem.Close()
 		}
 	}
 	rp.tasks = map[int32]*rtask{}
@@ -303,7 +284,7 @@ func compareRegs(want, got *trace.Regs) []string {
 func (rp *replayer) resume(t *rtask, mode int) error {
 	if t.restart {
 		t.restart = false
-		r, err := ptrace.GetRegs(t.real)
+		r, err := t.thread().GetRegs()
 		if err != nil {
 			return err
 		}
@@ -314,7 +295,7 @@ func (rp *replayer) resume(t *rtask, mode int) error {
 			r[ptrace.RAX] = r[ptrace.ORIGRAX]
 		}
 		r[ptrace.RIP] -= 2
-		if err := ptrace.SetRegs(t.real, &r); err != nil {
+		if err := t.thread().SetRegs(&r); err != nil {
 			return err
 		}
 	}
@@ -322,7 +303,7 @@ func (rp *replayer) resume(t *rtask, mode int) error {
 	if mode < 0 {
 		return nil
 	}
-	return ptrace.Resume(t.real, mode, 0)
+	return t.thread().Resume(mode, 0)
 }
 
 // stepInsn single-steps t (a system call instruction stops at its entry
@@ -332,7 +313,7 @@ func (rp *replayer) resume(t *rtask, mode int) error {
 func (rp *replayer) stepInsn(t *rtask) error {
 	var code [2]byte
 	t.stepPushf, t.stepped = 0, true
-	if r, err := ptrace.GetRegs(t.real); err == nil && t.mem.ReadMem(r[ptrace.RIP], code[:]) == nil {
+	if r, err := t.thread().GetRegs(); err == nil && t.mem.ReadMem(r[ptrace.RIP], code[:]) == nil {
 		switch {
 		case code[0] == 0x9c:
 			t.stepPushf = r[ptrace.RIP] + 1
@@ -340,49 +321,49 @@ func (rp *replayer) stepInsn(t *rtask) error {
 			t.stepPushf = r[ptrace.RIP] + 2
 		}
 	}
-	return ptrace.Resume(t.real, ptrace.SysemuStep, 0)
+	return t.thread().Resume(ptrace.SysemuStep, 0)
 }
 
 // waitStop waits for the next stop of t, discarding asynchronous signals
 // that replay does not deliver for real (SIGCHLD from replayed children
 // and the like).
 func (rp *replayer) waitStop(t *rtask, mode int) (ptrace.Stop, error) {
-	for {
-		st, _, err := ptrace.Wait(t.real, false)
-		if err != nil {
-			return st, err
-		}
-		if t.stepped {
-			t.stepped = false
-			if r, err := ptrace.GetRegs(t.real); err == nil {
-				if after := t.stepPushf; after != 0 && r[ptrace.RIP] == after {
-					if v, err := t.mem.ReadU64(r[ptrace.RSP]); err == nil && v&0x100 != 0 {
-						var b [8]byte
-						binary.LittleEndian.PutUint64(b[:], v&^0x100)
-						_ = t.mem.WriteMem(r[ptrace.RSP], b[:])
-					}
-				}
-				if r[ptrace.EFLAGS]&0x100 != 0 {
-					// A trap flag the kernel no longer counts as ours
-					// (after stepping popf): the recorded thread never
-					// had it.
-					r[ptrace.EFLAGS] &^= 0x100
-					_ = ptrace.SetRegs(t.real, &r)
+	return t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
+		return ptrace.AcceptIf(rp.keepStop(t, st)), nil
+	})
+}
+
+// keepStop does what any stop of t needs after a step (no trap flag the
+// recorded thread did not have) and tells whether st is one for the
+// engine: false for an asynchronous signal, which replay passes over.
+func (rp *replayer) keepStop(t *rtask, st ptrace.Stop) bool {
+	if t.stepped {
+		t.stepped = false
+		if r, err := t.thread().GetRegs(); err == nil {
+			if after := t.stepPushf; after != 0 && r[ptrace.RIP] == after {
+				if v, err := t.mem.ReadU64(r[ptrace.RSP]); err == nil && v&0x100 != 0 {
+					var b [8]byte
+					binary.LittleEndian.PutUint64(b[:], v&^0x100)
+					_ = t.mem.WriteMem(r[ptrace.RSP], b[:])
 				}
 			}
-			t.stepPushf = 0
-		}
-		if st.Kind == ptrace.StopSignal {
-			si, err := ptrace.GetSigInfo(t.real)
-			if err != nil || !syncSignal(&si) {
-				if err := ptrace.Resume(t.real, mode, 0); err != nil {
-					return st, err
-				}
-				continue
+			if r[ptrace.EFLAGS]&0x100 != 0 {
+				// A trap flag the kernel no longer counts as ours
+				// (after stepping popf): the recorded thread never
+				// had it.
+				r[ptrace.EFLAGS] &^= 0x100
+				_ = t.thread().SetRegs(&r)
 			}
 		}
-		return st, nil
+		t.stepPushf = 0
 	}
+	if st.Kind == ptrace.StopSignal {
+		si, err := t.thread().GetSigInfo()
+		if err != nil || !syncSignal(&si) {
+			return false
+		}
+	}
+	return true
 }
 
 func syncSignal(si *ptrace.SigInfo) bool {
@@ -407,7 +388,7 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 		if err := rp.resume(t, -1); err != nil {
 			return ptrace.Stop{}, err
 		}
-		r, _ := ptrace.GetRegs(t.real)
+		r, _ := t.thread().GetRegs()
 		rp.rwStart(t, Pos{Event: rp.n - 1, Tid: t.rec, Regs: r})
 		stepping = rp.rwStepsFirst() || stepping
 	}
@@ -419,33 +400,33 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 	} else if err := rp.resume(t, mode); err != nil {
 		return ptrace.Stop{}, err
 	}
-	for {
-		st, err := rp.waitStop(t, mode)
-		if err != nil {
-			return st, err
+	restarting := false // a spurious restart of an executed call is under way
+	return t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
+		if !rp.keepStop(t, st) {
+			return ptrace.Again, nil
 		}
 		if rp.point != nil && st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGTRAP) {
 			found, resumed, err := rp.pointTrap(t, mode, stepping)
 			if err != nil {
-				return st, err
+				return ptrace.Accept, err
 			}
 			if found {
 				if stepping {
 					rp.stepEndsAtBoundary(t) // the step ends at the point
 				}
-				return st, nil
+				return ptrace.Accept, nil
 			}
 			if resumed {
-				continue
+				return ptrace.Resumed, nil
 			}
 		}
 		if rp.driven() && st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGTRAP) {
-			again, err := rp.debugTrap(t, mode, &stepping)
+			resumed, err := rp.debugTrap(t, mode, &stepping)
 			if err != nil {
-				return st, err
+				return ptrace.Accept, err
 			}
-			if again {
-				continue
+			if resumed {
+				return ptrace.Resumed, nil
 			}
 		}
 		if stepping && st.Kind == want {
@@ -458,43 +439,77 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 			if want == ptrace.StopSyscallEntry && mode == ptrace.Syscall {
 				// SYSEMU_SINGLESTEP skipped a call that must run for
 				// real: back up and enter it again.
-				r, err := ptrace.GetRegs(t.real)
+				r, err := t.thread().GetRegs()
 				if err != nil {
-					return st, err
+					return ptrace.Accept, err
 				}
 				r[ptrace.RIP] -= 2
 				r[ptrace.RAX] = r[ptrace.ORIGRAX]
-				if err := ptrace.SetRegs(t.real, &r); err != nil {
-					return st, err
+				if err := t.thread().SetRegs(&r); err != nil {
+					return ptrace.Accept, err
 				}
-				if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
-					return st, err
-				}
-				continue
+				return ptrace.ResumeOnce(ptrace.Syscall, 0), nil
 			}
 		}
 		switch {
 		case st.Kind == want && (want != ptrace.StopSignal || st.Signal == sig):
-			return st, nil
+			return ptrace.Accept, nil
 		case st.Kind == ptrace.StopSyscallExit && want == ptrace.StopSyscallEntry:
 			// The exit of a call skipped by SYSEMU, reported because we
 			// resumed with PTRACE_SYSCALL.
-			if err := ptrace.Resume(t.real, mode, 0); err != nil {
-				return st, err
-			}
+			return ptrace.Again, nil
+		case st.Kind == ptrace.StopSyscallExit && want != ptrace.StopSyscallEntry && t.executing && spuriousRestart(ev, t):
+			// Interrupted by a real signal replay does not deliver; the
+			// kernel restarts the call once the signal is dequeued (and
+			// discarded by keepStop).
+			restarting = true
+			return ptrace.ResumeOnce(ptrace.Syscall, 0), nil
+		case st.Kind == ptrace.StopSyscallEntry && restarting:
+			// The restarted call: into it again.
+			restarting = false
+			return ptrace.ResumeOnce(ptrace.Syscall, 0), nil
 		case st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT:
-			return st, rp.diverge(ev, "task exited unexpectedly")
+			return ptrace.Accept, rp.diverge(ev, "task exited unexpectedly")
 		default:
-			r, _ := ptrace.GetRegs(t.real)
-			return st, rp.diverge(ev, fmt.Sprintf("expected %v, got %v at rip 0x%x (%s)", want, st.Kind, r[ptrace.RIP], describeStop(st, &r)))
+			r, _ := t.thread().GetRegs()
+			return ptrace.Accept, rp.diverge(ev, fmt.Sprintf("expected %v, got %v at rip 0x%x (%s)", want, st.Kind, r[ptrace.RIP], describeStop(st, &r)))
+		}
+	})
+}
+
+// spuriousRestart tells whether t, running a call for real (towards
+// event ev: its NEW_TASK or its SYSCALL_EXIT), stands at that call's exit
+// with a restart code the recording did not return. fork and clone give
+// up with -ERESTARTNOINTR while any signal is pending for the thread,
+// and replay's processes receive real signals replay does not deliver:
+// above all the SIGCHLD the kernel sends a parent when replay reaps its
+// child at the child's EXIT event (as the tracer, ptrace's
+// EXIT_TRACE), which the recorder may have met, and written, while
+// another thread of the parent was inside fork. In the recording that
+// SIGCHLD came after fork's check; in replay it is pending before it.
+func spuriousRestart(ev *trace.Event, t *rtask) bool {
+	r, err := t.thread().GetRegs()
+	if err != nil {
+		return false
+	}
+	switch ret := int64(r[ptrace.RAX]); ret {
+	case -512, -513, -514: // ERESTARTSYS, ERESTARTNOINTR, ERESTARTNOHAND: restarted when no handler runs
+		switch ev.Kind {
+		case trace.KindNewTask:
+			return true // the recorded call created its task
+		case trace.KindSyscallExit:
+			return ev.Result != ret && ev.Sysno != unix.SYS_RT_SIGRETURN && int64(r[ptrace.ORIGRAX]) >= 0
 		}
 	}
+	return false
 }
 
 func describeStop(st ptrace.Stop, r *trace.Regs) string {
 	switch st.Kind {
 	case ptrace.StopSyscallEntry:
 		return "syscall " + linux.Name(int(int64(r[ptrace.ORIGRAX])))
+	case ptrace.StopSyscallExit:
+		return fmt.Sprintf("exit of %s = %d", linux.Name(int(int64(r[ptrace.ORIGRAX]))), int64(r[ptrace.RAX]))
 	case ptrace.StopSignal:
 		return "signal " + linux.SignalName(st.Signal)
 	}

@@ -371,7 +371,7 @@ func killTraced(pid int) {
 	if pid <= 0 {
 		return
 	}
-	ptrace.KillAndReap(pid)
+	ptrace.NewThread(pid).KillAndReap()
 }
 
 // errNoSnapshot says why no snapshot can be taken at a boundary.
@@ -421,7 +421,7 @@ func (rp *replayer) snapshotBlocker() string {
 // stop (killed by another thread's exit_group, say: resuming it ends it,
 // and a fork injected there never returns).
 func atExitStop(tid int) bool {
-	si, err := ptrace.GetSigInfo(tid)
+	si, err := ptrace.NewThread(tid).GetSigInfo()
 	if err != nil {
 		return true
 	}
@@ -574,9 +574,9 @@ func (rp *replayer) takeSnapshot(ev *trace.Event) (*snapshot, error) {
 		t := rp.tasks[rec]
 		st := snapTask{}
 		var err error
-		if st.regs, err = ptrace.GetRegs(t.real); err == nil {
-			if st.xstate, err = ptrace.GetXState(t.real, xsaveMax()); err == nil {
-				st.mask, err = ptrace.GetSigMask(t.real)
+		if st.regs, err = t.thread().GetRegs(); err == nil {
+			if st.xstate, err = t.thread().GetXState(xsaveMax()); err == nil {
+				st.mask, err = t.thread().GetSigMask()
 			}
 		}
 		if err != nil {
@@ -663,7 +663,7 @@ func prepareCopy(pid int, at uint64, orig [2]byte, regs *trace.Regs, bps map[uin
 	if settle {
 		r := *regs
 		r[ptrace.RIP], r[ptrace.RAX], r[ptrace.ORIGRAX] = at, unix.SYS_GETPID, ^uint64(0)
-		if err := ptrace.SetRegs(pid, &r); err != nil {
+		if err := ptrace.NewThread(pid).SetRegs(&r); err != nil {
 			return err
 		}
 		for _, want := range []ptrace.StopKind{ptrace.StopSyscallEntry, ptrace.StopSyscallExit} {
@@ -681,7 +681,7 @@ func prepareCopy(pid int, at uint64, orig [2]byte, regs *trace.Regs, bps map[uin
 		}
 	}
 	if settle {
-		return ptrace.SetRegs(pid, regs)
+		return ptrace.NewThread(pid).SetRegs(regs)
 	}
 	return nil
 }
@@ -689,14 +689,14 @@ func prepareCopy(pid int, at uint64, orig [2]byte, regs *trace.Regs, bps map[uin
 // runToSyscallStop resumes pid with PTRACE_SYSCALL until a stop of the
 // wanted kind, suppressing signals.
 func runToSyscallStop(pid int, want ptrace.StopKind) error {
-	_, err := ptrace.RunUntil(pid, ptrace.Syscall, func(st ptrace.Stop) (bool, error) {
+	_, err := ptrace.NewThread(pid).RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
 		switch st.Kind {
 		case ptrace.StopExited:
-			return true, tracee.ErrGone
+			return ptrace.Accept, tracee.ErrGone
 		case want:
-			return true, nil
+			return ptrace.Accept, nil
 		}
-		return false, nil
+		return ptrace.Again, nil
 	})
 	return err
 }
@@ -846,13 +846,13 @@ func threadState(tid int, at uint64, st *snapTask) error {
 		return err
 	}
 	regs := st.regs
-	if err := ptrace.SetRegs(tid, &regs); err != nil {
+	if err := ptrace.NewThread(tid).SetRegs(&regs); err != nil {
 		return err
 	}
-	if err := ptrace.SetXState(tid, st.xstate); err != nil {
+	if err := ptrace.NewThread(tid).SetXState(st.xstate); err != nil {
 		return err
 	}
-	return ptrace.SetSigMask(tid, st.mask)
+	return ptrace.NewThread(tid).SetSigMask(st.mask)
 }
 
 // killTasks kills and reaps the given tasks (threads of the same
@@ -873,7 +873,7 @@ func killTasks(ts []*rtask) {
 	for len(live) > 0 && time.Now().Before(deadline) {
 		progressed := false
 		for tid := range live {
-			st, ok, err := ptrace.Wait(tid, true)
+			st, ok, err := ptrace.NewThread(tid).Poll()
 			if err != nil || (ok && st.Kind == ptrace.StopExited) {
 				delete(live, tid)
 				progressed = true
@@ -881,7 +881,7 @@ func killTasks(ts []*rtask) {
 			}
 			if ok {
 				progressed = true
-				_ = ptrace.Resume(tid, ptrace.Cont, 0)
+				_ = ptrace.NewThread(tid).Resume(ptrace.Cont, 0)
 			}
 		}
 		if !progressed {

@@ -115,7 +115,7 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	if _, err := rp.runTo(ev, t, mode, ptrace.StopSyscallEntry, 0); err != nil {
 		return err
 	}
-	regs, err := ptrace.GetRegs(t.real)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return err
 	}
@@ -125,7 +125,7 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	if regs[ptrace.R11] != ev.Regs[ptrace.R11] {
 		// Single-stepped onto the syscall: r11 caught TF.
 		regs[ptrace.R11] = ev.Regs[ptrace.R11]
-		if err := ptrace.SetRegs(t.real, &regs); err != nil {
+		if err := t.thread().SetRegs(&regs); err != nil {
 			return err
 		}
 	}
@@ -242,7 +242,7 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		av := sp + uint64(len(path)+7)&^7
 		r[ptrace.ORIGRAX] = unix.SYS_EXECVE
 		ptrace.SetSyscallArgs(&r, [6]uint64{sp, av, av + 8, 0, 0, 0})
-		if err := ptrace.SetRegs(t.real, &r); err != nil {
+		if err := t.thread().SetRegs(&r); err != nil {
 			return err
 		}
 		// Exec now: in the recording the old address space was released
@@ -287,7 +287,7 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 	default:
 		return nil
 	}
-	return ptrace.SetRegs(t.real, &r)
+	return t.thread().SetRegs(&r)
 }
 
 func (rp *replayer) syscallExit(ev *trace.Event) error {
@@ -330,12 +330,12 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 				return fmt.Errorf("event %d: %w", rp.n, err)
 			}
 		}
-		r, err := ptrace.GetRegs(t.real)
+		r, err := t.thread().GetRegs()
 		if err != nil {
 			return err
 		}
 		r[ptrace.RAX] = uint64(ev.Result)
-		if err := ptrace.SetRegs(t.real, &r); err != nil {
+		if err := t.thread().SetRegs(&r); err != nil {
 			return err
 		}
 	}
@@ -365,7 +365,7 @@ func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
 	if _, err := rp.runTo(ev, t, ptrace.Syscall, ptrace.StopSyscallExit, 0); err != nil {
 		return err
 	}
-	r, err := ptrace.GetRegs(t.real)
+	r, err := t.thread().GetRegs()
 	if err != nil {
 		return err
 	}
@@ -400,7 +400,7 @@ func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
 			return rp.diverge(ev, "after rt_sigreturn", d...)
 		}
 	}
-	if err := ptrace.SetRegs(t.real, &r); err != nil {
+	if err := t.thread().SetRegs(&r); err != nil {
 		return err
 	}
 	if m := t.fileMap; m != nil && m.File != "" {

@@ -25,14 +25,15 @@ func (rp *replayer) exec(ev *trace.Event) error {
 			return fmt.Errorf("start replay: %w", err)
 		}
 		pid := cmd.Process.Pid
-		st, _, err := ptrace.Wait(pid, false)
+		th := ptrace.NewThread(pid)
+		st, err := th.Wait()
 		if err != nil {
 			return err
 		}
 		if st.Kind != ptrace.StopSignal {
 			return fmt.Errorf("replay stub did not stop after exec: %v", st)
 		}
-		if err := ptrace.SetOptions(pid); err != nil {
+		if err := th.SetOptions(ptrace.Options); err != nil {
 			return err
 		}
 		t = &rtask{rec: ev.NewTid, real: pid, proc: &rproc{}}
@@ -134,7 +135,7 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 		return err
 	}
 	regs := *ev.Regs
-	return ptrace.SetRegs(t.real, &regs)
+	return t.thread().SetRegs(&regs)
 }
 
 func (rp *replayer) newTask(ev *trace.Event) error {
@@ -154,7 +155,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 	default:
 		return rp.diverge(ev, fmt.Sprintf("expected a clone event, got event %d", st.Event))
 	}
-	msg, err := ptrace.EventMsg(t.real)
+	msg, err := t.thread().EventMsg()
 	if err != nil {
 		return err
 	}
@@ -179,7 +180,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 		p := *t.proc
 		child.proc = &p
 	}
-	cst, _, err := ptrace.Wait(child.real, false)
+	cst, err := child.thread().Wait()
 	if err != nil {
 		return err
 	}
@@ -195,7 +196,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 		}
 	}
 	if ev.Regs != nil {
-		r, err := ptrace.GetRegs(child.real)
+		r, err := child.thread().GetRegs()
 		if err != nil {
 			return err
 		}
@@ -210,7 +211,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 		if d := compareRegs(&want, &r); len(d) > 0 {
 			return rp.diverge(ev, fmt.Sprintf("new task %d", ev.NewTid), d...)
 		}
-		if err := ptrace.SetRegs(child.real, &want); err != nil {
+		if err := child.thread().SetRegs(&want); err != nil {
 			return err
 		}
 	}
@@ -230,7 +231,7 @@ func (rp *replayer) instruction(ev *trace.Event) error {
 	if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, sig); err != nil {
 		return err
 	}
-	r, err := ptrace.GetRegs(t.real)
+	r, err := t.thread().GetRegs()
 	if err != nil {
 		return err
 	}
@@ -238,7 +239,7 @@ func (rp *replayer) instruction(ev *trace.Event) error {
 		return rp.diverge(ev, "at a trapped instruction", d...)
 	}
 	after := *ev.Regs2
-	return ptrace.SetRegs(t.real, &after)
+	return t.thread().SetRegs(&after)
 }
 
 func (rp *replayer) signal(ev *trace.Event) error {
@@ -258,7 +259,7 @@ func (rp *replayer) signal(ev *trace.Event) error {
 		rp.stepStarted()
 		rp.stepEndsAtBoundary(t)
 	}
-	r, err := ptrace.GetRegs(t.real)
+	r, err := t.thread().GetRegs()
 	if err != nil {
 		return err
 	}
@@ -279,10 +280,10 @@ func (rp *replayer) signal(ev *trace.Event) error {
 			}
 		}
 		after := *ev.Regs2
-		if err := ptrace.SetRegs(t.real, &after); err != nil {
+		if err := t.thread().SetRegs(&after); err != nil {
 			return err
 		}
-		if err := ptrace.SetXState(t.real, ev.XState); err != nil {
+		if err := t.thread().SetXState(ev.XState); err != nil {
 			return err
 		}
 	case ev.Flags&4 != 0: // fatal: the recorded process died of it
@@ -327,7 +328,7 @@ func (rp *replayer) awaitExitStop(ev *trace.Event, t *rtask) error {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for i := 0; ; i++ {
-		st, ok, err := ptrace.Wait(t.real, true)
+		st, ok, err := t.thread().Poll()
 		switch {
 		case err != nil && ok && errors.Is(err, unix.ESRCH):
 			continue // an earlier stop it left when killed
@@ -340,7 +341,7 @@ func (rp *replayer) awaitExitStop(ev *trace.Event, t *rtask) error {
 			t.gone = true
 			return rp.diverge(ev, "the task died without the PTRACE_EVENT_EXIT stop where the recording saw the end of its system call")
 		case ok:
-			_ = ptrace.Resume(t.real, ptrace.Cont, 0)
+			_ = t.thread().Resume(ptrace.Cont, 0)
 			continue
 		}
 		if tracee.IsZombie(t.real) {
@@ -375,24 +376,23 @@ func (rp *replayer) exit(ev *trace.Event) error {
 			return err
 		}
 		t.atExit = false
-		_ = ptrace.Resume(t.real, ptrace.Cont, 0)
+		_ = t.thread().Resume(ptrace.Cont, 0)
 	case status.Signaled() && !t.killed:
 		// (A second SIGKILL for a killed task could cost it its exit
 		// stop.)
 		rp.killGroup(t)
 	}
-	for {
-		st, _, err := ptrace.Wait(t.real, false)
-		if err != nil || st.Kind == ptrace.StopExited {
-			return nil
-		}
+	// A wait or resume error ends the wait: the task is gone.
+	var werr error
+	_, _ = t.thread().WaitUntil(ptrace.Cont, func(st ptrace.Stop) (ptrace.Action, error) {
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
-			if err := rp.exitWrites(ev, t); err != nil {
-				return err
+			if werr = rp.exitWrites(ev, t); werr != nil {
+				return ptrace.Accept, werr
 			}
 		}
-		_ = ptrace.Resume(t.real, ptrace.Cont, 0)
-	}
+		return ptrace.AcceptIf(st.Kind == ptrace.StopExited), nil
+	})
+	return werr
 }
 
 // exitWrites applies, at t's PTRACE_EVENT_EXIT stop (its address space
@@ -420,29 +420,22 @@ func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
 	if ev.Sysno == unix.SYS_EXIT_GROUP {
 		group = rp.threadGroup(t)
 	}
-	if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
+	st, err := t.thread().RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
+		return ptrace.AcceptIf(st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT), nil
+	})
+	if err != nil {
 		return err
 	}
-	for {
-		st, _, err := ptrace.Wait(t.real, false)
-		if err != nil {
-			return err
-		}
-		if st.Kind == ptrace.StopExited {
-			t.gone = true
-			return nil
-		}
-		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
-			break
-		}
-		_ = ptrace.Resume(t.real, ptrace.Syscall, 0)
+	if st.Kind == ptrace.StopExited {
+		t.gone = true
+		return nil
 	}
 	if out, err := rp.outcome(ev.Tid); err == nil && out != nil && out.Kind == trace.KindExit {
 		if err := rp.exitWrites(out, t); err != nil {
 			return err
 		}
 	}
-	if err := ptrace.Resume(t.real, ptrace.Cont, 0); err != nil {
+	if err := t.thread().Resume(ptrace.Cont, 0); err != nil {
 		return err
 	}
 	if ev.Sysno == unix.SYS_EXIT_GROUP {
@@ -461,8 +454,9 @@ func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
 // waitDeadOrZombie waits until tid is reaped (a non-leader thread) or a
 // zombie (a leader whose threads live on).
 func waitDeadOrZombie(tid int, gone *bool) error {
+	th := ptrace.NewThread(tid)
 	for i := 0; ; i++ {
-		st, ok, err := ptrace.Wait(tid, true)
+		st, ok, err := th.Poll()
 		if err != nil {
 			return err
 		}
@@ -471,7 +465,7 @@ func waitDeadOrZombie(tid int, gone *bool) error {
 			return nil
 		}
 		if ok {
-			_ = ptrace.Resume(tid, ptrace.Cont, 0)
+			_ = th.Resume(ptrace.Cont, 0)
 		}
 		if tracee.IsZombie(tid) {
 			return nil
@@ -499,7 +493,7 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 	for i := 0; ; i++ {
 		progressed := false
 		for _, tid := range []int{t.real, leader} {
-			st, ok, err := ptrace.Wait(tid, true)
+			st, ok, err := ptrace.NewThread(tid).Poll()
 			if err != nil || !ok {
 				continue
 			}
@@ -520,7 +514,7 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 					}
 					t.real = st.Tid
 				}
-				if err := ptrace.Resume(t.real, ptrace.Syscall, 0); err != nil {
+				if err := t.thread().Resume(ptrace.Syscall, 0); err != nil {
 					return err
 				}
 				if _, err := rp.waitStop(t, ptrace.Syscall); err != nil {
@@ -546,13 +540,13 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 					}
 				}
 			}
-			_ = ptrace.Resume(tid, ptrace.Cont, 0)
+			_ = ptrace.NewThread(tid).Resume(ptrace.Cont, 0)
 		}
 		for _, o := range siblings {
 			if o.gone || o.real == leader {
 				continue
 			}
-			st, ok, err := ptrace.Wait(o.real, true)
+			st, ok, err := o.thread().Poll()
 			if err != nil {
 				o.gone = true
 				continue
@@ -565,7 +559,7 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 					if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
 						rp.diesInExec(o)
 					}
-					_ = ptrace.Resume(o.real, ptrace.Cont, 0)
+					_ = o.thread().Resume(ptrace.Cont, 0)
 				}
 			}
 		}

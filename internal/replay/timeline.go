@@ -84,7 +84,7 @@ func (rp *replayer) liveTid(tid int32) int32 {
 
 func (rp *replayer) regsOf(tid int32) trace.Regs {
 	if t := rp.tasks[tid]; t != nil {
-		r, _ := ptrace.GetRegs(t.real)
+		r, _ := t.thread().GetRegs()
 		return r
 	}
 	return trace.Regs{}
@@ -96,11 +96,11 @@ func (rp *replayer) regsOf(tid int32) trace.Regs {
 // as the debugger says.
 func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) {
 	d := rp.dbg
-	si, err := ptrace.GetSigInfo(t.real)
+	si, err := t.thread().GetSigInfo()
 	if err != nil {
 		return false, nil
 	}
-	r, err := ptrace.GetRegs(t.real)
+	r, err := t.thread().GetRegs()
 	if err != nil {
 		return false, err
 	}
@@ -111,7 +111,7 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 			return false, nil
 		}
 		r[ptrace.RIP]--
-		if err := ptrace.SetRegs(t.real, &r); err != nil {
+		if err := t.thread().SetRegs(&r); err != nil {
 			return false, err
 		}
 		pos := rp.arrive(t.rec, r[ptrace.RIP])
@@ -174,7 +174,7 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 // twice).
 func (rp *replayer) resumeFromTrap(t *rtask, mode int, stepping *bool) error {
 	d := rp.dbg
-	r, _ := ptrace.GetRegs(t.real)
+	r, _ := t.thread().GetRegs()
 	_, onBp := d.bps[r[ptrace.RIP]]
 	g := d.goal
 	if g != nil && (g.stepsLeft > 0 || g.kind == goalCountSteps && g.baseReached) {
@@ -196,12 +196,12 @@ func (rp *replayer) resumeFromTrap(t *rtask, mode int, stepping *bool) error {
 		// Read watchpoints: go on by steps.
 		return rp.rwResume(t, mode, stepping)
 	}
-	return ptrace.Resume(t.real, mode, 0)
+	return t.thread().Resume(mode, 0)
 }
 
 // stepOver single-steps t with the breakpoint under it (if any) lifted.
 func (rp *replayer) stepOver(t *rtask, onBp bool) error {
-	r, _ := ptrace.GetRegs(t.real)
+	r, _ := t.thread().GetRegs()
 	at := r[ptrace.RIP]
 	if onBp {
 		orig := rp.dbg.bps[at]
@@ -850,7 +850,7 @@ func (rp *replayer) rememberExe(ev *trace.Event) {
 // readAuxv finds the auxiliary vector above argv and envp on the initial
 // stack of a task that has just exec'd.
 func readAuxv(t *rtask) []byte {
-	regs, err := ptrace.GetRegs(t.real)
+	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return nil
 	}

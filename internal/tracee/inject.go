@@ -15,7 +15,8 @@ import (
 // user code (a signal stop or a syscall-exit stop). Signals that arrive
 // meanwhile are returned so the caller can decide what to do with them.
 func Inject(tid int, scAddr uint64, nr int, args ...uint64) (int64, []int, error) {
-	saved, err := ptrace.GetRegs(tid)
+	th := ptrace.NewThread(tid)
+	saved, err := th.GetRegs()
 	if err != nil {
 		return 0, nil, err
 	}
@@ -26,43 +27,43 @@ func Inject(tid int, scAddr uint64, nr int, args ...uint64) (int64, []int, error
 	r[ptrace.RAX] = uint64(nr)
 	r[ptrace.ORIGRAX] = ^uint64(0)
 	r[ptrace.RIP] = scAddr
-	if err := ptrace.SetRegs(tid, &r); err != nil {
+	if err := th.SetRegs(&r); err != nil {
 		return 0, nil, err
 	}
 	var pending []int
 	phase := ptrace.StopSyscallEntry
-	if _, err := ptrace.RunUntil(tid, ptrace.Syscall, func(st ptrace.Stop) (bool, error) {
+	if _, err := th.RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
 		switch st.Kind {
 		case ptrace.StopExited:
-			return true, fmt.Errorf("inject %d into tid %d: %w", nr, tid, ErrGone)
+			return ptrace.Accept, fmt.Errorf("inject %d into tid %d: %w", nr, tid, ErrGone)
 		case ptrace.StopSignal:
 			pending = append(pending, st.Signal)
-			return false, nil
+			return ptrace.Again, nil
 		case ptrace.StopSyscallExit:
 			if phase == ptrace.StopSyscallEntry {
 				// The exit of a call the task was held in by
 				// PTRACE_SYSEMU (skipped): ours comes next.
-				return false, nil
+				return ptrace.Again, nil
 			}
-			return true, nil
+			return ptrace.Accept, nil
 		case ptrace.StopSyscallEntry:
 			if phase != ptrace.StopSyscallEntry {
-				return true, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
+				return ptrace.Accept, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
 			}
 			phase = ptrace.StopSyscallExit
-			return false, nil
+			return ptrace.Again, nil
 		case ptrace.StopEvent:
-			return false, nil
+			return ptrace.Again, nil
 		}
-		return true, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
+		return ptrace.Accept, fmt.Errorf("inject %d into tid %d: unexpected %v", nr, tid, st)
 	}); err != nil {
 		return 0, pending, err
 	}
-	out, err := ptrace.GetRegs(tid)
+	out, err := th.GetRegs()
 	if err != nil {
 		return 0, pending, err
 	}
-	if err := ptrace.SetRegs(tid, &saved); err != nil {
+	if err := th.SetRegs(&saved); err != nil {
 		return 0, pending, err
 	}
 	return int64(out[ptrace.RAX]), pending, nil
@@ -81,4 +82,4 @@ func MustInject(tid int, scAddr uint64, nr int, args ...uint64) (int64, error) {
 }
 
 // RegsOf is a small helper used by callers that only need a register copy.
-func RegsOf(tid int) (trace.Regs, error) { return ptrace.GetRegs(tid) }
+func RegsOf(tid int) (trace.Regs, error) { return ptrace.NewThread(tid).GetRegs() }
