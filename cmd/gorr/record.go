@@ -17,6 +17,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/record"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracedir"
 )
@@ -157,6 +158,9 @@ func cmdRecord(args []string) int {
 	hdr.ExitStatus = int(res.Status)
 	hdr.CPUIDFaulting = res.CPUIDFaulting
 	hdr.SyscallBuffer = opts.SyscallBuffer
+	if opts.SyscallBuffer {
+		hdr.SyscallBufferLayout = syscallbuf.Layout
+	}
 	if err := w.Close(hdr); err != nil {
 		return fatalf("record: finish trace: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/session"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracedir"
 )
@@ -60,6 +61,9 @@ func cmdReplay(args []string) int {
 		return fatalf("replay: %v", err)
 	}
 	if err := checkCPU(rd.Header()); err != nil {
+		return fatalf("replay: %v", err)
+	}
+	if err := syscallbuf.CheckTrace(rd.Header()); err != nil {
 		return fatalf("replay: %v", err)
 	}
 	opts := replay.Options{Reader: rd, Stdout: os.Stdout, Stderr: os.Stderr, BindCPU: replayCPU(rd.Header().BindCPU)}

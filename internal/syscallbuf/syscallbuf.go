@@ -27,6 +27,22 @@ import (
 
 //go:generate sh gen.sh
 
+// Layout is the version of the stub, the mapping's layout and the record
+// format. The trace header stores it (SyscallBufferLayout); replay
+// refuses a trace recorded with another one, as its stub would not be
+// the code the recording ran. 0 in headers: the first layout (128-byte
+// header, 0x90000-byte mapping), before the field existed.
+const Layout = 2
+
+// CheckTrace says why a trace recorded with the buffer cannot be
+// replayed by this gorr (nil when it can, or when the buffer was off).
+func CheckTrace(h trace.Header) error {
+	if !h.SyscallBuffer || h.SyscallBufferLayout == Layout {
+		return nil
+	}
+	return fmt.Errorf("the trace was recorded with system-call buffer layout %d and this gorr replays layout %d only: replay it with the gorr that recorded it (%s)", h.SyscallBufferLayout, Layout, h.GorrVersion)
+}
+
 // The mapping at Base (Size bytes, private, anonymous): the stub's code
 // page, the trampolines, then the buffer: a header followed by records.
 const (

@@ -96,6 +96,10 @@ type Header struct {
 	// (record --syscall-buffer): buffered calls appear as ordinary
 	// SYSCALL_ENTRY/SYSCALL_EXIT pairs made from its stub.
 	SyscallBuffer bool `json:",omitempty"`
+	// SyscallBufferLayout is the buffer's layout version
+	// (syscallbuf.Layout) when SyscallBuffer is set; 0 in traces
+	// written before the field existed.
+	SyscallBufferLayout int `json:",omitempty"`
 	// Complete is true once the recorder called Writer.Close.
 	Complete bool
 	// EventCount is the number of events (valid when Complete).
