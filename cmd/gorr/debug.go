@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/gorr-debugger/gorr/internal/debugserver"
-	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/session"
 )
 
 // debugReplay serves the replay to a debugger: with -s it prints rr's
 // launch lines and waits for one; otherwise it runs gdb itself.
-func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
+func debugReplay(opts session.Options, p parsed, gdbArgs []string) int {
 	port := 0
 	serveOnly := p.has("dbgport")
 	if serveOnly {
@@ -48,7 +48,7 @@ func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
 		return fatalf("replay: listen on 127.0.0.1:%d: %v", port, err)
 	}
 	defer l.Close()
-	sess, first, err := replay.StartSession(opts)
+	sess, first, err := session.StartSession(opts)
 	if err != nil {
 		return fatalf("replay: %v", err)
 	}
@@ -65,7 +65,7 @@ func debugReplay(opts replay.Options, p parsed, gdbArgs []string) int {
 	}
 	if p.has("goto-exit") {
 		// No breakpoints yet: run to the stop before the exit.
-		for first.Kind != replay.StopExiting && first.Kind != replay.StopExited && first.Kind != replay.StopEnd {
+		for first.Kind != session.StopExiting && first.Kind != session.StopExited && first.Kind != session.StopEnd {
 			if first, err = sess.Continue(); err != nil {
 				return fatalf("replay: go to the exit: %v", err)
 			}

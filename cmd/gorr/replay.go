@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/session"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracedir"
 )
@@ -63,22 +64,23 @@ func cmdReplay(args []string) int {
 	}
 	opts := replay.Options{Reader: rd, Stdout: os.Stdout, Stderr: os.Stderr, BindCPU: replayCPU(rd.Header().BindCPU)}
 	if !p.has("autopilot") {
-		opts.Reopen = func() (*trace.Reader, error) { return trace.Open(dir) }
-		opts.OnProcess = p.get("onprocess")
+		so := session.Options{Options: opts}
+		so.Reopen = func() (*trace.Reader, error) { return trace.Open(dir) }
+		so.OnProcess = p.get("onprocess")
 		if v := p.get("onfork"); v != "" {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return fatalf("replay: --onfork wants a pid, got %q", v)
 			}
-			opts.OnFork = int32(n)
+			so.OnFork = int32(n)
 		}
 		if p.has("cpu-unbound") {
-			opts.BindCPU = -1
+			so.BindCPU = -1
 		}
 		if p.has("no-redirect-output") {
-			opts.Stdout, opts.Stderr = nil, nil
+			so.Stdout, so.Stderr = nil, nil
 		}
-		return debugReplay(opts, p, gdbArgs)
+		return debugReplay(so, p, gdbArgs)
 	}
 	if p.has("no-redirect-output") {
 		opts.Stdout, opts.Stderr = nil, nil

@@ -2,8 +2,8 @@
 // session share: why a replay stopped (Stop, StopKind), watchpoints
 // (Watch) and exact positions on the replay timeline (Pos). It is a leaf:
 // internal/debugserver uses it without depending on the replay engine,
-// and internal/replay's session produces it (replay keeps aliases of
-// these names, DebugStop among them, so its code reads as before).
+// and internal/session produces it (session keeps aliases of these
+// names, DebugStop among them, so its code reads as before).
 package debugapi
 
 import (

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorr-debugger/gorr/internal/debugapi"
 	"github.com/gorr-debugger/gorr/internal/gdbrsp"
-	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -22,7 +22,7 @@ type fakeSession struct {
 	mu      sync.Mutex
 	steps   []int32
 	resumes int
-	ckpts   map[int]replay.Pos
+	ckpts   map[int]debugapi.Pos
 }
 
 func (f *fakeSession) Threads() []int32 { return []int32{101, 100} }
@@ -44,44 +44,44 @@ func (f *fakeSession) Auxv() []byte               { return make([]byte, 16) }
 func (f *fakeSession) ExecFile() (string, string) { return "/bin/true", "/bin/true" }
 func (f *fakeSession) EventCount() uint64         { return 10 }
 func (f *fakeSession) ElapsedTime() time.Duration { return time.Second }
-func (f *fakeSession) stop(tid int32) replay.DebugStop {
-	return replay.DebugStop{Kind: replay.StopStep, Tid: tid, Pid: 100, Event: 5}
+func (f *fakeSession) stop(tid int32) debugapi.Stop {
+	return debugapi.Stop{Kind: debugapi.StopStep, Tid: tid, Pid: 100, Event: 5}
 }
-func (f *fakeSession) Continue() (replay.DebugStop, error) {
+func (f *fakeSession) Continue() (debugapi.Stop, error) {
 	f.mu.Lock()
 	f.resumes++
 	f.mu.Unlock()
 	return f.stop(100), nil
 }
-func (f *fakeSession) Step(tid int32) (replay.DebugStop, error) {
+func (f *fakeSession) Step(tid int32) (debugapi.Stop, error) {
 	f.mu.Lock()
 	f.steps = append(f.steps, tid)
 	f.mu.Unlock()
 	return f.stop(tid), nil
 }
-func (f *fakeSession) Interrupt()                                 {}
-func (f *fakeSession) ReverseContinue() (replay.DebugStop, error) { return f.stop(100), nil }
-func (f *fakeSession) ReverseStep() (replay.DebugStop, error)     { return f.stop(100), nil }
-func (f *fakeSession) Restart() (replay.DebugStop, error)         { return f.stop(100), nil }
-func (f *fakeSession) Goto(uint64) (replay.DebugStop, error)      { return f.stop(100), nil }
-func (f *fakeSession) SetBreakpoint(uint64) error                 { return nil }
-func (f *fakeSession) ClearBreakpoint(uint64) error               { return nil }
-func (f *fakeSession) SetWatchpoint(replay.Watch) error           { return nil }
-func (f *fakeSession) ClearWatchpoint(replay.Watch) error         { return nil }
-func (f *fakeSession) Checkpoint() (int, replay.Pos)              { return 1, replay.Pos{Event: 5} }
-func (f *fakeSession) Checkpoints() map[int]replay.Pos            { return f.ckpts }
-func (f *fakeSession) DeleteCheckpoint(int) bool                  { return false }
-func (f *fakeSession) RestartCheckpoint(int) (replay.DebugStop, error) {
-	return replay.DebugStop{}, errors.New("no checkpoint")
+func (f *fakeSession) Interrupt()                              {}
+func (f *fakeSession) ReverseContinue() (debugapi.Stop, error) { return f.stop(100), nil }
+func (f *fakeSession) ReverseStep() (debugapi.Stop, error)     { return f.stop(100), nil }
+func (f *fakeSession) Restart() (debugapi.Stop, error)         { return f.stop(100), nil }
+func (f *fakeSession) Goto(uint64) (debugapi.Stop, error)      { return f.stop(100), nil }
+func (f *fakeSession) SetBreakpoint(uint64) error              { return nil }
+func (f *fakeSession) ClearBreakpoint(uint64) error            { return nil }
+func (f *fakeSession) SetWatchpoint(debugapi.Watch) error      { return nil }
+func (f *fakeSession) ClearWatchpoint(debugapi.Watch) error    { return nil }
+func (f *fakeSession) Checkpoint() (int, debugapi.Pos)         { return 1, debugapi.Pos{Event: 5} }
+func (f *fakeSession) Checkpoints() map[int]debugapi.Pos       { return f.ckpts }
+func (f *fakeSession) DeleteCheckpoint(int) bool               { return false }
+func (f *fakeSession) RestartCheckpoint(int) (debugapi.Stop, error) {
+	return debugapi.Stop{}, errors.New("no checkpoint")
 }
-func (f *fakeSession) Diverted() (int32, bool)                       { return 0, false }
-func (f *fakeSession) StartDiversion(int32) error                    { return errors.New("no diversions here") }
-func (f *fakeSession) EndDiversion()                                 {}
-func (f *fakeSession) DiversionRestored() bool                       { return true }
-func (f *fakeSession) WriteRegs(int32, trace.Regs, []byte) error     { return errors.New("read-only") }
-func (f *fakeSession) WriteMem(uint64, []byte) error                 { return errors.New("read-only") }
-func (f *fakeSession) DivResume(bool, int) (replay.DebugStop, error) { return f.stop(100), nil }
-func (f *fakeSession) CapturedFile(path string) (string, bool)       { return "", false }
+func (f *fakeSession) Diverted() (int32, bool)                    { return 0, false }
+func (f *fakeSession) StartDiversion(int32) error                 { return errors.New("no diversions here") }
+func (f *fakeSession) EndDiversion()                              {}
+func (f *fakeSession) DiversionRestored() bool                    { return true }
+func (f *fakeSession) WriteRegs(int32, trace.Regs, []byte) error  { return errors.New("read-only") }
+func (f *fakeSession) WriteMem(uint64, []byte) error              { return errors.New("read-only") }
+func (f *fakeSession) DivResume(bool, int) (debugapi.Stop, error) { return f.stop(100), nil }
+func (f *fakeSession) CapturedFile(path string) (string, bool)    { return "", false }
 func (f *fakeSession) ProcMaps() ([]byte, error) {
 	return []byte("00400000-00401000 r-xp 00000000 00:00 1    /bin/true\n"), nil
 }

@@ -1,7 +1,8 @@
 // Package debugserver serves a replay to gdb (and Delve) over the gdb
 // remote serial protocol, in rr's dialect: it maps debugger requests to
-// operations of a replay.Session. It knows nothing about packet bytes
-// (internal/gdbrsp) or about how replay works (internal/replay).
+// operations of a debug session (internal/session). It knows nothing
+// about packet bytes (internal/gdbrsp) or about how replay works
+// (internal/replay, internal/session).
 package debugserver
 
 import (

@@ -13,11 +13,12 @@ import (
 	"github.com/gorr-debugger/gorr/internal/gdbrsp"
 	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/replay"
+	debugsession "github.com/gorr-debugger/gorr/internal/session"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 // session records `true` and starts a debug session on it.
-func session(t *testing.T) (*replay.Session, replay.DebugStop) {
+func session(t *testing.T) (*debugsession.Session, debugsession.DebugStop) {
 	t.Helper()
 	prog, err := exec.LookPath("true")
 	if err != nil {
@@ -40,7 +41,7 @@ func session(t *testing.T) (*replay.Session, replay.DebugStop) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rd.Close() })
-	s, st, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Reopen: func() (*trace.Reader, error) { return trace.Open(dir) }})
+	s, st, err := debugsession.StartSession(debugsession.Options{Options: replay.Options{Reader: rd, BindCPU: -1}, Reopen: func() (*trace.Reader, error) { return trace.Open(dir) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -318,4 +319,4 @@ func TestDiversionPackets(t *testing.T) {
 	}
 }
 
-var _ Session = (*replay.Session)(nil)
+var _ Session = (*debugsession.Session)(nil)

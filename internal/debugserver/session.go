@@ -7,7 +7,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// Session is what the server needs from a replay: *replay.Session
+// Session is what the server needs from a replay: *session.Session
 // implements it (checked in server_test.go); tests (and the fuzz target)
 // use fakes.
 type Session interface {

@@ -1,5 +1,5 @@
 // Package diversion runs code the debugger asks for against a live copy
-// of a replayed process (see Copy); internal/replay's debug session
+// of a replayed process (see Copy); the debug session (internal/session)
 // starts one at a stop and hands it the debugger's requests.
 package diversion
 

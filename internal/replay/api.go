@@ -2,24 +2,8 @@ package replay
 
 import "github.com/gorr-debugger/gorr/internal/debugapi"
 
-// The debugger vocabulary lives in internal/debugapi (a leaf that the
-// debug server uses without importing the engine); these aliases keep
-// the replay code's names.
-type (
-	StopKind  = debugapi.StopKind
-	DebugStop = debugapi.Stop
-	Watch     = debugapi.Watch
-	Pos       = debugapi.Pos
-)
-
-const (
-	StopStart      = debugapi.StopStart
-	StopBreakpoint = debugapi.StopBreakpoint
-	StopStep       = debugapi.StopStep
-	StopExiting    = debugapi.StopExiting
-	StopExited     = debugapi.StopExited
-	StopEnd        = debugapi.StopEnd
-	StopWatch      = debugapi.StopWatch
-	StopSignal     = debugapi.StopSignal
-	StopExec       = debugapi.StopExec
-)
+// Pos is an exact position on the replay's timeline (internal/debugapi):
+// the engine names the base a driver's read-watch stepping counts from
+// (Driver.ReadWatchStart). The rest of the debugger vocabulary is the
+// session's (internal/session).
+type Pos = debugapi.Pos

@@ -29,19 +29,9 @@ type Options struct {
 	Stderr  io.Writer
 	BindCPU int // -1: unbound
 	Log     io.Writer
-	// OnProcess (a pid or a command name) and OnFork (a pid) choose the
-	// process to debug, as rr's -p and -f; by default the first exec'd one.
-	OnProcess string
-	OnFork    int32
-	// Reopen opens the trace again for a debugger that restarts or goes
-	// backwards (nil: not possible).
-	Reopen func() (*trace.Reader, error)
 	// Tamper, if set, may modify each event before it is replayed (tests
 	// use it to provoke a divergence).
 	Tamper func(n uint64, ev *trace.Event)
-	// Snapshots configure the snapshots a debug session takes to go
-	// backwards quickly (snapshot.go).
-	Snapshots SnapshotOptions
 }
 
 // Result summarises a replay.
@@ -114,19 +104,14 @@ type replayer struct {
 	stub    string
 	status  unix.WaitStatus
 	early   map[int]ptrace.Stop
-	// Debugging (nil for autopilot replays).
-	dbg        *debugState
-	dbgExe     string // captured executable of the debugged process
-	dbgExeName string
-	echoFrom   uint64 // output of events up to this one was shown already
-	// executables of the processes, by recorded pid (for debugging a fork)
-	procExe, procExeName map[int32]string
-	procAuxv             map[int32][]byte
-	point                *pointSearch // the run towards a preemption point under way
-	evTime               uint64       // recording time of the last event (ns since its start)
-	// Snapshots (debug sessions): the session's, and whether the replay
-	// stands at the boundary after lastEv.
-	snaps      *snapshots
+	// The debugger session driving the replay (driver.go; nil for
+	// autopilot replays).
+	drv      Driver
+	echoFrom uint64       // output of events up to this one was shown already
+	point    *pointSearch // the run towards a preemption point under way
+	evTime   uint64       // recording time of the last event (ns since its start)
+	// Whether the replay stands at the boundary after lastEv (a session
+	// may freeze it there, freeze.go).
 	lastEv     *trace.Event
 	atBoundary bool
 	// The replay's copies of files mapped MAP_SHARED, by captured name

@@ -216,7 +216,7 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		if out.Kind != trace.KindExec {
 			break
 		}
-		if err := rp.beforeExec(t); err != nil { // debug.go
+		if err := rp.beforeExec(t); err != nil { // the session's stop (driver.go)
 			return err
 		}
 		// Exec the stub instead; the recorded image is rebuilt from the trace.

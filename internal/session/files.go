@@ -1,4 +1,4 @@
-package replay
+package session
 
 import (
 	"bufio"
@@ -35,8 +35,8 @@ func newMapEvents() *mapEvents {
 }
 
 // noteMaps is called at the boundary after each event.
-func (rp *replayer) noteMaps(ev *trace.Event) {
-	me := rp.dbg.maps
+func (d *driver) noteMaps(ev *trace.Event) {
+	me := d.maps
 	if me == nil || len(ev.Maps) == 0 {
 		return
 	}
@@ -45,17 +45,17 @@ func (rp *replayer) noteMaps(ev *trace.Event) {
 			me.files[m.Name] = m.File
 		}
 	}
-	if !rp.dbg.started {
+	if !d.started {
 		return
 	}
 	tid := ev.Tid
 	if ev.Kind == trace.KindExec {
 		tid = ev.NewTid
 	}
-	if t := rp.tasks[tid]; t == nil || t.proc != rp.debugProc() {
+	if t := d.e.Task(tid); t == nil || t.Proc() != d.debugProc() {
 		return
 	}
-	me.at[rp.n] = mapEvent{exec: ev.Kind == trace.KindExec, maps: ev.Maps}
+	me.at[d.e.Event()] = mapEvent{exec: ev.Kind == trace.KindExec, maps: ev.Maps}
 }
 
 // recordedMaps returns the mappings the recording made in the debugged
@@ -87,8 +87,8 @@ func (me *mapEvents) recordedMaps(n uint64) []trace.Mapping {
 func (s *Session) CapturedFile(path string) (string, bool) {
 	var rel string
 	_ = s.do(func() {
-		if s.cur.rp.dbgExeName == path && s.cur.rp.dbgExe != "" {
-			rel = s.cur.rp.dbgExe
+		if s.cur.d.dbgExeName == path && s.cur.d.dbgExe != "" {
+			rel = s.cur.d.dbgExe
 			return
 		}
 		if f := s.mapEv.files[path]; f != "" {
@@ -105,15 +105,15 @@ func (s *Session) ProcMaps() ([]byte, error) {
 	var out []byte
 	err := fmt.Errorf("no process")
 	_ = s.do(func() {
-		t := s.cur.rp.debugTask()
+		t := s.cur.d.debugTask()
 		if t == nil {
 			return
 		}
 		var real []byte
-		if real, err = os.ReadFile(fmt.Sprintf("/proc/%d/maps", t.real)); err != nil {
+		if real, err = os.ReadFile(fmt.Sprintf("/proc/%d/maps", t.Real())); err != nil {
 			return
 		}
-		out = renameMaps(real, s.mapEv.recordedMaps(s.cur.rp.n))
+		out = renameMaps(real, s.mapEv.recordedMaps(s.cur.d.e.Event()))
 	})
 	return out, err
 }

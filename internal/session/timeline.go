@@ -1,4 +1,4 @@
-package replay
+package session
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -57,24 +58,24 @@ type goal struct {
 // arrive is called when tid arrives at addr (about to execute it) at a
 // breakpoint trap (bp) or after a single step; it counts the arrival and
 // returns the position.
-func (rp *replayer) arrive(tid int32, addr uint64) Pos {
-	d := rp.dbg
+func (d *driver) arrive(tid int32, addr uint64) Pos {
 	k := hitKey{tid, addr}
 	if _, ok := d.bps[addr]; ok || d.ever[addr] {
 		d.hits[k]++
 	}
-	r := rp.regsOf(tid)
-	return Pos{Event: rp.n, Tid: tid, Addr: addr, Hits: d.hits[k], Regs: r}
+	r := d.e.RegsOf(tid)
+	return Pos{Event: d.e.Event(), Tid: tid, Addr: addr, Hits: d.hits[k], Regs: r}
 }
 
 // liveTid returns tid if replay has that task, else the lowest live
 // recorded tid (0 if there is none).
-func (rp *replayer) liveTid(tid int32) int32 {
-	if rp.tasks[tid] != nil {
+func (d *driver) liveTid(tid int32) int32 {
+	if d.e.Task(tid) != nil {
 		return tid
 	}
 	best := int32(0)
-	for rec := range rp.tasks {
+	for _, t := range d.e.Tasks() {
+		rec := t.Rec()
 		if best == 0 || rec < best {
 			best = rec
 		}
@@ -82,25 +83,16 @@ func (rp *replayer) liveTid(tid int32) int32 {
 	return best
 }
 
-func (rp *replayer) regsOf(tid int32) trace.Regs {
-	if t := rp.tasks[tid]; t != nil {
-		r, _ := t.thread().GetRegs()
-		return r
-	}
-	return trace.Regs{}
-}
-
 // debugTrap handles a SIGTRAP met while running t: a breakpoint hit or a
 // completed single step. It returns false for traps that are not the
 // debugger's. When a user (or goal) stop is due it pauses and resumes t
 // as the debugger says.
-func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) {
-	d := rp.dbg
-	si, err := t.thread().GetSigInfo()
+func (d *driver) debugTrap(t *replay.Task, mode int, stepping *bool) (bool, error) {
+	si, err := t.Thread().GetSigInfo()
 	if err != nil {
 		return false, nil
 	}
-	r, err := t.thread().GetRegs()
+	r, err := t.Thread().GetRegs()
 	if err != nil {
 		return false, err
 	}
@@ -111,18 +103,18 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 			return false, nil
 		}
 		r[ptrace.RIP]--
-		if err := t.thread().SetRegs(&r); err != nil {
+		if err := t.Thread().SetRegs(&r); err != nil {
 			return false, err
 		}
-		pos := rp.arrive(t.rec, r[ptrace.RIP])
-		stop = rp.onArrival(t, pos, false)
-	case *stepping && si.Code() == 2 && rp.inPad(r[ptrace.RIP]):
+		pos := d.arrive(t.Rec(), r[ptrace.RIP])
+		stop = d.onArrival(t, pos, false)
+	case *stepping && si.Code() == 2 && d.e.InPad(r[ptrace.RIP]):
 		// Inside the pad that looks for a preemption point: not an
 		// instruction of the program.
-		return true, rp.stepInsn(t)
+		return true, d.e.StepInsn(t)
 	case *stepping && si.Code() == 2 && d.rw.t == t:
 		// A step while read watchpoints are set.
-		st, resumed, err := rp.rwTrap(t, &r, mode, stepping)
+		st, resumed, err := d.rwTrap(t, &r, mode, stepping)
 		if err != nil || resumed && st == nil {
 			return true, err
 		}
@@ -131,30 +123,30 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 			break
 		}
 		*stepping = false
-		pos := rp.arrive(t.rec, r[ptrace.RIP])
-		if d.goal == nil && d.pos.Tid == t.rec {
+		pos := d.arrive(t.Rec(), r[ptrace.RIP])
+		if d.goal == nil && d.pos.Tid == t.Rec() {
 			pos = d.pos
 			pos.Steps++
 		}
 		d.userStep = false
-		stop = rp.onArrival(t, pos, true)
+		stop = d.onArrival(t, pos, true)
 	case *stepping && si.Code() == 2: // TRAP_TRACE
 		*stepping = false
 		d.userStep = false
-		pos := rp.arrive(t.rec, r[ptrace.RIP])
-		if d.goal == nil && d.pos.Tid == t.rec {
+		pos := d.arrive(t.Rec(), r[ptrace.RIP])
+		if d.goal == nil && d.pos.Tid == t.Rec() {
 			pos = d.pos // same base, one more step
 			pos.Steps++
 		}
-		stop = rp.onArrival(t, pos, true)
+		stop = d.onArrival(t, pos, true)
 	default:
 		return false, nil
 	}
 	if stop == nil {
 		// A goal run passing by: keep going (a step, if the goal wants one).
-		return true, rp.resumeFromTrap(t, mode, stepping)
+		return true, d.resumeFromTrap(t, mode, stepping)
 	}
-	c, err := rp.pause(*stop)
+	c, err := d.pause(*stop)
 	if err != nil {
 		return false, err
 	}
@@ -162,61 +154,59 @@ func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) 
 		*stepping = true
 		d.userStep = true
 		if d.rw.t == t {
-			rp.rwDecode(t, nil) // the user may have changed registers or memory
+			d.rwDecode(t, nil) // the user may have changed registers or memory
 		}
-		return true, rp.stepInsn(t)
+		return true, d.e.StepInsn(t)
 	}
-	return true, rp.resumeFromTrap(t, mode, stepping)
+	return true, d.resumeFromTrap(t, mode, stepping)
 }
 
 // resumeFromTrap continues t after a trap, stepping when a goal needs
 // steps or when t sits on one of our breakpoints (so it is not counted
 // twice).
-func (rp *replayer) resumeFromTrap(t *rtask, mode int, stepping *bool) error {
-	d := rp.dbg
-	r, _ := t.thread().GetRegs()
+func (d *driver) resumeFromTrap(t *replay.Task, mode int, stepping *bool) error {
+	r, _ := t.Thread().GetRegs()
 	_, onBp := d.bps[r[ptrace.RIP]]
 	g := d.goal
 	if g != nil && (g.stepsLeft > 0 || g.kind == goalCountSteps && g.baseReached) {
 		*stepping = true
-		return rp.stepOver(t, onBp)
+		return d.stepOver(t, onBp)
 	}
 	d.userStep = false
-	if rp.rwApplies(t) && d.rw.t != t && g == nil {
+	if d.rwApplies(t) && d.rw.t != t && g == nil {
 		// Read watchpoints set while stopped here: count steps from here.
-		rp.rwStart(t, d.pos)
+		d.rwStart(t, d.pos)
 	}
 	if onBp {
 		// Step off the breakpoint, then continue.
 		*stepping = true
 		d.skipReport = true
-		return rp.stepOver(t, true)
+		return d.stepOver(t, true)
 	}
-	if rp.rwApplies(t) && d.rw.t == t {
+	if d.rwApplies(t) && d.rw.t == t {
 		// Read watchpoints: go on by steps.
-		return rp.rwResume(t, mode, stepping)
+		return d.rwResume(t, mode, stepping)
 	}
-	return t.thread().Resume(mode, 0)
+	return t.Thread().Resume(mode, 0)
 }
 
 // stepOver single-steps t with the breakpoint under it (if any) lifted.
-func (rp *replayer) stepOver(t *rtask, onBp bool) error {
-	r, _ := t.thread().GetRegs()
+func (d *driver) stepOver(t *replay.Task, onBp bool) error {
+	r, _ := t.Thread().GetRegs()
 	at := r[ptrace.RIP]
 	if onBp {
-		orig := rp.dbg.bps[at]
-		_ = t.mem.WriteMem(at, []byte{orig})
-		rp.dbg.restoreAt = at
+		orig := d.bps[at]
+		_ = t.Mem().WriteMem(at, []byte{orig})
+		d.restoreAt = at
 	}
-	return rp.stepInsn(t)
+	return d.e.StepInsn(t)
 }
 
 // onArrival decides whether an arrival is a stop for the debugger (or
 // for the goal), and records the position.
-func (rp *replayer) onArrival(t *rtask, pos Pos, step bool) *DebugStop {
-	d := rp.dbg
+func (d *driver) onArrival(t *replay.Task, pos Pos, step bool) *DebugStop {
 	if d.restoreAt != 0 {
-		_ = t.mem.WriteMem(d.restoreAt, []byte{0xcc})
+		_ = t.Mem().WriteMem(d.restoreAt, []byte{0xcc})
 		d.restoreAt = 0
 	}
 	if d.skipReport {
@@ -224,43 +214,41 @@ func (rp *replayer) onArrival(t *rtask, pos Pos, step bool) *DebugStop {
 		d.skipReport = false
 		if pos.Addr != 0 {
 			if _, ok := d.bps[pos.Addr]; ok && !step {
-				return rp.arrivalStop(t, pos, step)
+				return d.arrivalStop(t, pos, step)
 			}
 		}
 		return nil
 	}
-	return rp.arrivalStop(t, pos, step)
+	return d.arrivalStop(t, pos, step)
 }
 
-func (rp *replayer) arrivalStop(t *rtask, pos Pos, step bool) *DebugStop {
-	d := rp.dbg
+func (d *driver) arrivalStop(t *replay.Task, pos Pos, step bool) *DebugStop {
 	g := d.goal
 	if g == nil {
 		if step || d.user[pos.Addr] {
-			if w, ok := rp.watchChanged(); ok {
+			if w, ok := d.watchChanged(); ok {
 				// A watched value changed earlier in this run of user
 				// code: that comes first.
-				return &DebugStop{Kind: StopWatch, Tid: t.rec, Addr: w.Addr, Watch: w, WatchEvent: rp.n, WatchUser: true}
+				return &DebugStop{Kind: StopWatch, Tid: t.Rec(), Addr: w.Addr, Watch: w, WatchEvent: d.e.Event(), WatchUser: true}
 			}
 			d.pos = pos
 			kind := StopBreakpoint
 			if step {
 				kind = StopStep
 			}
-			return &DebugStop{Kind: kind, Tid: t.rec, Addr: pos.Addr}
+			return &DebugStop{Kind: kind, Tid: t.Rec(), Addr: pos.Addr}
 		}
 		return nil
 	}
-	return rp.goalArrival(t, pos, step)
+	return d.goalArrival(t, pos, step)
 }
 
 // goalArrival advances a goal run at an arrival.
-func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
-	d := rp.dbg
+func (d *driver) goalArrival(t *replay.Task, pos Pos, step bool) *DebugStop {
 	g := d.goal
 	switch g.kind {
 	case goalCountSteps:
-		if !g.baseReached || t.rec != g.target.Tid {
+		if !g.baseReached || t.Rec() != g.target.Tid {
 			return nil
 		}
 		g.counted++
@@ -268,26 +256,26 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 		if g.skipUntil > 0 && g.counted <= g.skipUntil {
 			tracking = false
 			if g.counted == g.skipUntil {
-				rp.snapshotWatches()
+				d.snapshotWatches()
 			}
 		}
 		if b := g.waitBase; b != nil {
 			tracking = false
-			if pos.Addr == b.Addr && rp.n == b.Event && sameRegs(&pos.Regs, &b.Regs) {
+			if pos.Addr == b.Addr && d.e.Event() == b.Event && sameRegs(&pos.Regs, &b.Regs) {
 				g.waitBase = nil
 				g.skipUntil = g.counted + b.Steps
 				if b.Steps == 0 {
-					rp.snapshotWatches()
+					d.snapshotWatches()
 				}
 			}
 		}
 		if tracking {
-			if w, ok := rp.watchChanged(); ok {
+			if w, ok := d.watchChanged(); ok {
 				g.lastChange, g.changed = g.counted, w
 				if g.firstChange {
 					g.done = true
-					d.pos = Pos{Event: g.from, Tid: t.rec, Steps: g.counted}
-					return &DebugStop{Kind: StopWatch, Tid: t.rec, Addr: w.Addr, Watch: w}
+					d.pos = Pos{Event: g.from, Tid: t.Rec(), Steps: g.counted}
+					return &DebugStop{Kind: StopWatch, Tid: t.Rec(), Addr: w.Addr, Watch: w}
 				}
 			}
 		}
@@ -295,29 +283,29 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 			g.extra--
 			if g.extra == 0 {
 				g.done = true
-				return &DebugStop{Kind: StopStep, Tid: t.rec}
+				return &DebugStop{Kind: StopStep, Tid: t.Rec()}
 			}
 			return nil
 		}
 		if g.maxSteps > 0 && g.counted >= g.maxSteps {
 			g.done = true
-			return &DebugStop{Kind: StopStep, Tid: t.rec}
+			return &DebugStop{Kind: StopStep, Tid: t.Rec()}
 		}
-		if !g.toCall && pos.Addr == g.target.Addr && rp.n == g.target.Event && sameRegs(&pos.Regs, &g.target.Regs) {
+		if !g.toCall && pos.Addr == g.target.Addr && d.e.Event() == g.target.Event && sameRegs(&pos.Regs, &g.target.Regs) {
 			if g.target.Steps > 0 && g.watchTrack {
 				g.extra = g.target.Steps
 				return nil
 			}
 			g.done = true
 			d.pos = pos
-			return &DebugStop{Kind: StopStep, Tid: t.rec}
+			return &DebugStop{Kind: StopStep, Tid: t.Rec()}
 		}
 		return nil
 	}
-	if g.stepsLeft > 0 && step && t.rec == g.target.Tid {
+	if g.stepsLeft > 0 && step && t.Rec() == g.target.Tid {
 		g.stepsLeft--
 		if g.stepsLeft == 0 {
-			return rp.goalDone(t, pos)
+			return d.goalDone(t, pos)
 		}
 		if g.kind == goalScan && d.user[pos.Addr] {
 			// A breakpoint address met while stepping from the target's
@@ -330,11 +318,11 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 		return nil
 	}
 	tg := g.target
-	if !g.baseReached && tg.Addr != 0 && t.rec == tg.Tid && pos.Addr == tg.Addr && pos.Watch == tg.Watch && rp.n == tg.Event &&
+	if !g.baseReached && tg.Addr != 0 && t.Rec() == tg.Tid && pos.Addr == tg.Addr && pos.Watch == tg.Watch && d.e.Event() == tg.Event &&
 		pos.Hits >= tg.Hits && sameRegs(&pos.Regs, &tg.Regs) {
 		g.baseReached = true
 		if tg.Steps == 0 {
-			return rp.goalDone(t, pos)
+			return d.goalDone(t, pos)
 		}
 		g.stepsLeft = tg.Steps
 		return nil
@@ -346,12 +334,11 @@ func (rp *replayer) goalArrival(t *rtask, pos Pos, step bool) *DebugStop {
 	return nil
 }
 
-func (rp *replayer) goalDone(t *rtask, pos Pos) *DebugStop {
-	d := rp.dbg
+func (d *driver) goalDone(t *replay.Task, pos Pos) *DebugStop {
 	g := d.goal
 	g.done = true
 	if g.kind == goalScan {
-		if w, ok := rp.watchChanged(); ok {
+		if w, ok := d.watchChanged(); ok {
 			g.changedInTarget, g.changed = true, w
 		}
 	}
@@ -363,50 +350,41 @@ func (rp *replayer) goalDone(t *rtask, pos Pos) *DebugStop {
 			kind = StopBreakpoint
 		}
 	}
-	return &DebugStop{Kind: kind, Tid: t.rec, Addr: pos.Addr}
+	return &DebugStop{Kind: kind, Tid: t.Rec(), Addr: pos.Addr}
 }
 
 // afterEvent reports stops due at event boundaries and advances goals.
-func (rp *replayer) afterEvent(ev *trace.Event) error {
-	d := rp.dbg
+func (d *driver) afterEvent(ev *trace.Event) error {
 	clear(d.hits)
-	for _, t := range rp.tasks {
-		switch {
-		case t.rec != ev.Tid:
-			t.othersSinceEntry = true
-		case ev.Kind == trace.KindSyscallEntry:
-			t.othersSinceEntry = false
-		}
-	}
 	if len(ev.Mem) > 0 || len(ev.Maps) > 0 {
-		rp.refreshBreakpoints()
+		d.refreshBreakpoints()
 	}
 	var stop *DebugStop
-	boundary := Pos{Event: rp.n, Tid: ev.Tid}
+	boundary := Pos{Event: d.e.Event(), Tid: ev.Tid}
 	if len(d.watches) > 0 && d.started {
-		rp.watchAfterEvent(ev)
+		d.watchAfterEvent(ev)
 		if d.goal == nil && d.watchStop != nil {
 			stop, d.watchStop = d.watchStop, nil
 		}
 	}
 	switch {
-	case !d.started && rp.startsDebugging(ev):
+	case !d.started && d.startsDebugging(ev):
 		d.started = true
 		if ev.Kind == trace.KindExec {
 			d.pid = ev.NewTid
-			rp.noteExe(ev)
+			d.noteExe(ev)
 		} else { // a fork: the child runs its parent's program
 			d.pid = ev.NewTid
-			rp.dbgExe, rp.dbgExeName = rp.procExe[ev.Tid], rp.procExeName[ev.Tid]
+			d.dbgExe, d.dbgExeName = d.procExe[ev.Tid], d.procExeName[ev.Tid]
 		}
 		for a := range d.user {
-			_ = rp.insertBreakpoint(a)
+			_ = d.insertBreakpoint(a)
 		}
-		rp.snapshotWatches()
+		d.snapshotWatches()
 		if g := d.goal; g != nil && g.target.Addr != 0 && !markedAddr(g.target.Addr) && !g.target.Watch {
 			// An internal breakpoint to see the target's base arrive (the
 			// debugger's breakpoint there may have been a temporary one).
-			_ = rp.insertBreakpoint(g.target.Addr)
+			_ = d.insertBreakpoint(g.target.Addr)
 		}
 		boundary.Tid = d.pid
 		if d.goal == nil {
@@ -417,9 +395,9 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 	case d.goal == nil && d.started && d.interrupt != nil && d.interrupt.CompareAndSwap(true, false):
 		// gdb's Ctrl-C: stop at this boundary.
 		tid := ev.Tid
-		if t := rp.tasks[tid]; t == nil || t.gone || t.proc != rp.debugProc() {
-			if t := rp.debugTask(); t != nil {
-				tid = t.rec
+		if t := d.e.Task(tid); t == nil || t.Gone() || t.Proc() != d.debugProc() {
+			if t := d.debugTask(); t != nil {
+				tid = t.Rec()
 			}
 		}
 		boundary.Tid = tid
@@ -438,9 +416,9 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 			} else if g.stepsLeft > 0 && ev.Tid == g.target.Tid {
 				g.stepsLeft--
 				if g.stepsLeft == 0 {
-					t := rp.tasks[ev.Tid]
-					boundary.Regs = rp.regsOf(ev.Tid)
-					stop = rp.goalDone(t, boundary)
+					t := d.e.Task(ev.Tid)
+					boundary.Regs = d.e.RegsOf(ev.Tid)
+					stop = d.goalDone(t, boundary)
 				} else {
 					d.stepTask = ev.Tid
 				}
@@ -450,20 +428,20 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 		stop = &DebugStop{Kind: StopStep, Tid: ev.Tid}
 	}
 	if g := d.goal; g != nil && !g.baseReached && stop == nil &&
-		(g.kind == goalCountSteps && rp.n == g.from || g.kind != goalCountSteps && rp.n == g.target.Event && g.target.Addr == 0) {
+		(g.kind == goalCountSteps && d.e.Event() == g.from || g.kind != goalCountSteps && d.e.Event() == g.target.Event && g.target.Addr == 0) {
 		// A boundary base.
 		g.baseReached = true
 		switch {
 		case g.kind == goalCountSteps:
 			d.stepTask = g.target.Tid
-			rp.snapshotWatches()
+			d.snapshotWatches()
 			g.baseKind, g.baseTid = ev.Kind, ev.Tid
-			if tg := g.target; !g.toCall && tg.Event == rp.n+1 && tg.Steps == 0 {
+			if tg := g.target; !g.toCall && tg.Event == d.e.Event()+1 && tg.Steps == 0 {
 				// The target may be the boundary itself (a handler's
 				// first instruction after a signal): zero steps.
 				// (orig_rax still names the call the signal followed; it
 				// reads -1 once the thread runs.)
-				r := rp.regsOf(tg.Tid)
+				r := d.e.RegsOf(tg.Tid)
 				r[ptrace.ORIGRAX] = tg.Regs[ptrace.ORIGRAX]
 				if r[ptrace.RIP] == tg.Addr && sameRegs(&r, &tg.Regs) {
 					d.stepTask = 0
@@ -473,48 +451,48 @@ func (rp *replayer) afterEvent(ev *trace.Event) error {
 			}
 		case g.target.Steps == 0:
 			boundary.Tid = g.target.Tid
-			if rp.tasks[boundary.Tid] == nil {
+			if d.e.Task(boundary.Tid) == nil {
 				// A goto names the thread the session was on, which
 				// need not exist at this boundary: report it on a live
 				// one.
-				boundary.Tid = rp.liveTid(ev.Tid)
+				boundary.Tid = d.liveTid(ev.Tid)
 			}
-			boundary.Regs = rp.regsOf(boundary.Tid)
-			stop = rp.goalDone(rp.tasks[boundary.Tid], boundary)
+			boundary.Regs = d.e.RegsOf(boundary.Tid)
+			stop = d.goalDone(d.e.Task(boundary.Tid), boundary)
 		default:
 			g.stepsLeft = g.target.Steps
 			d.stepTask = g.target.Tid
 		}
 	}
-	rp.noteMaps(ev) // files.go
+	d.noteMaps(ev) // files.go
 	if stop == nil {
 		return nil
 	}
 	if d.goal == nil {
-		boundary.Regs = rp.regsOf(boundary.Tid)
+		boundary.Regs = d.e.RegsOf(boundary.Tid)
 		d.pos = boundary
 	}
-	c, err := rp.pause(*stop)
+	c, err := d.pause(*stop)
 	if err != nil {
 		return err
 	}
 	if c.kind == cmdStep {
 		tid := c.tid
-		if tid <= 0 || rp.tasks[tid] == nil {
+		if tid <= 0 || d.e.Task(tid) == nil {
 			tid = stop.Tid
 		}
-		t := rp.tasks[tid]
+		t := d.e.Task(tid)
 		if t == nil {
 			return nil
 		}
-		if t.inCall {
+		if t.InCall() {
 			// Inside a system call: the step ends when it returns.
 			d.stepping = tid
 		} else {
 			d.stepTask = tid
 		}
 		if d.pos.Tid != tid {
-			d.pos = Pos{Event: rp.n, Tid: tid, Regs: rp.regsOf(tid)}
+			d.pos = Pos{Event: d.e.Event(), Tid: tid, Regs: d.e.RegsOf(tid)}
 		}
 	}
 	return nil
@@ -536,7 +514,7 @@ func (s *Session) ReverseContinue() (DebugStop, error) {
 	if s.stop.Kind == StopExited || s.stop.Kind == StopEnd {
 		target = Pos{Event: ^uint64(0) >> 1}
 	}
-	g, err := s.scanBack(target) // snapshot.go
+	g, err := s.scanBack(target) // snapshots.go
 	if err != nil {
 		return DebugStop{}, err
 	}
@@ -583,8 +561,8 @@ func (s *Session) ReverseStep() (DebugStop, error) {
 		}
 		var blocked bool
 		_ = s.do(func() {
-			if t := s.cur.rp.tasks[cur.Tid]; t != nil {
-				blocked = t.othersSinceEntry && t.lastEntry < cur.Event-1
+			if t := s.cur.d.e.Task(cur.Tid); t != nil {
+				blocked = t.OthersSinceEntry() && t.LastEntry() < cur.Event-1
 			}
 		})
 		if blocked {
@@ -634,8 +612,8 @@ func (s *Session) ReverseStep() (DebugStop, error) {
 	// system call that ended its previous run.
 	var entry uint64
 	_ = s.do(func() {
-		if t := s.cur.rp.tasks[cur.Tid]; t != nil {
-			entry = t.lastEntry
+		if t := s.cur.d.e.Task(cur.Tid); t != nil {
+			entry = t.LastEntry()
 		}
 	})
 	if entry == 0 || entry > cur.Event {
@@ -667,7 +645,7 @@ func (s *Session) Goto(n uint64) (DebugStop, error) {
 func (s *Session) Checkpoint() (int, Pos) {
 	s.nckpt++
 	s.ckpts[s.nckpt] = s.pos
-	s.pinSnapshot(s.nckpt) // snapshot.go
+	s.pinSnapshot(s.nckpt) // snapshots.go
 	return s.nckpt, s.pos
 }
 
@@ -677,7 +655,7 @@ func (s *Session) Checkpoints() map[int]Pos { return s.ckpts }
 // DeleteCheckpoint forgets a checkpoint.
 func (s *Session) DeleteCheckpoint(n int) bool {
 	_, ok := s.ckpts[n]
-	s.unpinSnapshot(n) // snapshot.go
+	s.unpinSnapshot(n) // snapshots.go
 	delete(s.ckpts, n)
 	return ok
 }
@@ -701,7 +679,7 @@ func isEnd(err error) bool { return errors.Is(err, io.EOF) }
 
 // sameRegs compares registers as divergence checks do (ignoring the trap
 // and resume flags a debugger's single steps leave behind).
-func sameRegs(a, b *trace.Regs) bool { return len(compareRegs(a, b)) == 0 }
+func sameRegs(a, b *trace.Regs) bool { return replay.SameRegs(a, b) }
 
 // userCodeEvent says whether replaying ev ran the task's user code (as
 // opposed to applying what the kernel did).
@@ -714,15 +692,14 @@ func userCodeEvent(ev *trace.Event) bool {
 }
 
 // watchAfterEvent checks the watched bytes after an event.
-func (rp *replayer) watchAfterEvent(ev *trace.Event) {
-	d := rp.dbg
-	w, ok := rp.watchChanged()
+func (d *driver) watchAfterEvent(ev *trace.Event) {
+	w, ok := d.watchChanged()
 	if !ok {
 		return
 	}
 	if g := d.goal; g != nil {
 		if g.kind == goalScan && !g.baseReached {
-			g.lastWatchEvent, g.lastWatchTid, g.lastWatchUser, g.changed = rp.n, ev.Tid, userCodeEvent(ev), w
+			g.lastWatchEvent, g.lastWatchTid, g.lastWatchUser, g.changed = d.e.Event(), ev.Tid, userCodeEvent(ev), w
 		}
 		if g.kind == goalCountSteps && g.watchTrack && g.baseReached && ev.Tid == g.target.Tid {
 			// Changed by the system call that ended the stepped run.
@@ -733,8 +710,8 @@ func (rp *replayer) watchAfterEvent(ev *trace.Event) {
 		}
 		return
 	}
-	d.pos = Pos{Event: rp.n, Tid: ev.Tid, Regs: rp.regsOf(ev.Tid)}
-	d.watchStop = &DebugStop{Kind: StopWatch, Tid: ev.Tid, Addr: w.Addr, Watch: w, WatchEvent: rp.n, WatchUser: userCodeEvent(ev)}
+	d.pos = Pos{Event: d.e.Event(), Tid: ev.Tid, Regs: d.e.RegsOf(ev.Tid)}
+	d.watchStop = &DebugStop{Kind: StopWatch, Tid: ev.Tid, Addr: w.Addr, Watch: w, WatchEvent: d.e.Event(), WatchUser: userCodeEvent(ev)}
 }
 
 // findWatchWrite turns a watch stop found at an event boundary into the
@@ -810,14 +787,14 @@ func (s *Session) reverseToWatch(g *goal, cur Pos) (DebugStop, error) {
 // first exec (default), the exec of the process given by
 // Options.OnProcess (a pid or a command name), or the fork of the
 // process given by Options.OnFork.
-func (rp *replayer) startsDebugging(ev *trace.Event) bool {
-	o := rp.opts
+func (d *driver) startsDebugging(ev *trace.Event) bool {
+	o := d.opts
 	switch {
 	case ev.Kind == trace.KindExec:
-		rp.rememberExe(ev)
+		d.rememberExe(ev)
 	case ev.Kind == trace.KindNewTask && ev.Flags&unix.CLONE_THREAD == 0:
-		rp.procExe[ev.NewTid], rp.procExeName[ev.NewTid] = rp.procExe[ev.Tid], rp.procExeName[ev.Tid]
-		rp.procAuxv[ev.NewTid] = rp.procAuxv[ev.Tid]
+		d.procExe[ev.NewTid], d.procExeName[ev.NewTid] = d.procExe[ev.Tid], d.procExeName[ev.Tid]
+		d.procAuxv[ev.NewTid] = d.procAuxv[ev.Tid]
 	}
 	switch {
 	case o.OnFork != 0:
@@ -837,25 +814,25 @@ func (rp *replayer) startsDebugging(ev *trace.Event) bool {
 }
 
 // rememberExe notes each process's captured executable (for -f).
-func (rp *replayer) rememberExe(ev *trace.Event) {
-	saveExe, saveName := rp.dbgExe, rp.dbgExeName
-	rp.noteExe(ev)
-	rp.procExe[ev.NewTid], rp.procExeName[ev.NewTid] = rp.dbgExe, rp.dbgExeName
-	rp.dbgExe, rp.dbgExeName = saveExe, saveName
-	if t := rp.tasks[ev.NewTid]; t != nil {
-		rp.procAuxv[ev.NewTid] = readAuxv(t)
+func (d *driver) rememberExe(ev *trace.Event) {
+	saveExe, saveName := d.dbgExe, d.dbgExeName
+	d.noteExe(ev)
+	d.procExe[ev.NewTid], d.procExeName[ev.NewTid] = d.dbgExe, d.dbgExeName
+	d.dbgExe, d.dbgExeName = saveExe, saveName
+	if t := d.e.Task(ev.NewTid); t != nil {
+		d.procAuxv[ev.NewTid] = readAuxv(t)
 	}
 }
 
 // readAuxv finds the auxiliary vector above argv and envp on the initial
 // stack of a task that has just exec'd.
-func readAuxv(t *rtask) []byte {
-	regs, err := t.thread().GetRegs()
+func readAuxv(t *replay.Task) []byte {
+	regs, err := t.Thread().GetRegs()
 	if err != nil {
 		return nil
 	}
 	word := func(a uint64) (uint64, bool) {
-		v, err := t.mem.ReadU64(a)
+		v, err := t.Mem().ReadU64(a)
 		return v, err == nil
 	}
 	sp := regs[ptrace.RSP]
@@ -886,7 +863,7 @@ func readAuxv(t *rtask) []byte {
 		}
 	}
 	b := make([]byte, p-start)
-	if t.mem.ReadMem(start, b) != nil {
+	if t.Mem().ReadMem(start, b) != nil {
 		return nil
 	}
 	return b

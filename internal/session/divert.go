@@ -1,4 +1,4 @@
-package replay
+package session
 
 import (
 	"errors"
@@ -7,7 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/diversion"
-	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -39,7 +38,7 @@ func (s *Session) StartDiversion(tid int32) error {
 	err := errors.New("replay session is closed")
 	_ = s.do(func() {
 		var d *diversion.Copy
-		d, err = s.cur.rp.divert(tid, s.stop.Pid)
+		d, err = s.cur.d.divert(tid, s.stop.Pid)
 		if err == nil {
 			s.div = d
 		}
@@ -75,39 +74,19 @@ func (s *Session) DiversionRestored() bool {
 
 // divert makes the live copy of task tid's process (rpid: its recorded
 // pid).
-func (rp *replayer) divert(tid, rpid int32) (*diversion.Copy, error) {
-	t := rp.tasks[tid]
-	if t == nil || t.gone {
+func (d *driver) divert(tid, rpid int32) (*diversion.Copy, error) {
+	t := d.e.Task(tid)
+	if t == nil || t.Gone() {
 		return nil, fmt.Errorf("no thread %d to divert", tid)
 	}
-	info, err := ptrace.NewThread(t.real).GetSyscallInfo()
+	info, err := t.Thread().GetSyscallInfo()
 	if err != nil {
 		return nil, err
 	}
 	// A call that replay runs for real may be pending at its entry stop:
 	// it is skipped for the injection and entered again afterwards.
-	reenter := info.Op == unix.PTRACE_SYSCALL_INFO_ENTRY && t.executing
-	var unpatch map[uint64][]byte
-	if ps := rp.point; ps != nil && ps.t.proc == t.proc {
-		unpatch = pointOrig(ps)
-	}
-	return diversion.Start(t.real, t.mem, reenter, tid, rpid, rp.dbg.bps, unpatch)
-}
-
-// pointOrig is the original bytes under the pad or breakpoint of a
-// preemption-point search under way, which a diversion's copy gets back
-// (the call must run the program's own code).
-func pointOrig(ps *pointSearch) map[uint64][]byte {
-	if ps == nil {
-		return nil
-	}
-	if ps.pad != nil {
-		return map[uint64][]byte{ps.pad.Site: ps.padOrig}
-	}
-	if ps.ownBp {
-		return map[uint64][]byte{ps.site: {ps.orig}}
-	}
-	return nil
+	reenter := info.Op == unix.PTRACE_SYSCALL_INFO_ENTRY && t.Executing()
+	return diversion.Start(t.Real(), t.Mem(), reenter, tid, rpid, d.bps, d.e.PointOrig(t))
 }
 
 // WriteRegs replaces the general registers and (when fx is not nil) the

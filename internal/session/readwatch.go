@@ -1,8 +1,9 @@
-package replay
+package session
 
 import (
 	"github.com/gorr-debugger/gorr/internal/asyncpoint"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -19,7 +20,7 @@ import (
 
 // rwState is the read-watch stepping of one task.
 type rwState struct {
-	t       *rtask
+	t       *replay.Task
 	base    Pos // where counting started (a boundary, or a stop)
 	steps   int
 	pending []uint64 // words the next instruction touches
@@ -30,9 +31,9 @@ type rwState struct {
 }
 
 // rwWatches lists the read and access watchpoints.
-func (rp *replayer) rwWatches() []Watch {
+func (d *driver) rwWatches() []Watch {
 	var out []Watch
-	for _, w := range rp.dbg.watches {
+	for _, w := range d.watches {
 		if w.Kind == 3 || w.Kind == 4 {
 			out = append(out, w)
 		}
@@ -41,35 +42,33 @@ func (rp *replayer) rwWatches() []Watch {
 }
 
 // rwApplies tells whether t must run by steps for read watchpoints.
-func (rp *replayer) rwApplies(t *rtask) bool {
-	d := rp.dbg
-	if d == nil || !d.started || t.proc != rp.debugProc() || len(rp.rwWatches()) == 0 {
+func (d *driver) rwApplies(t *replay.Task) bool {
+	if d == nil || !d.started || t.Proc() != d.debugProc() || len(d.rwWatches()) == 0 {
 		return false
 	}
 	return d.goal == nil || d.goal.kind == goalScan
 }
 
 // rwStart begins counting t's steps from base.
-func (rp *replayer) rwStart(t *rtask, base Pos) {
-	rp.dbg.rw = rwState{t: t, base: base}
-	rp.rwDecode(t, nil)
+func (d *driver) rwStart(t *replay.Task, base Pos) {
+	d.rw = rwState{t: t, base: base}
+	d.rwDecode(t, nil)
 }
 
 // rwDecode notes the memory words of the instruction t is about to run
 // (with the original bytes under breakpoints and preemption pads); regs
 // are its registers when the caller has them (nil: read them).
-func (rp *replayer) rwDecode(t *rtask, regs *trace.Regs) {
-	d := rp.dbg
+func (d *driver) rwDecode(t *replay.Task, regs *trace.Regs) {
 	d.rw.pending, d.rw.syscallNext = nil, false
 	d.rw.before = map[Watch]string{}
-	for _, w := range rp.rwWatches() {
+	for _, w := range d.rwWatches() {
 		if w.Kind == 3 {
 			b := make([]byte, w.Size)
-			d.rw.before[w] = string(b[:t.mem.ReadPartial(w.Addr, b)])
+			d.rw.before[w] = string(b[:t.Mem().ReadPartial(w.Addr, b)])
 		}
 	}
 	if regs == nil {
-		r, err := t.thread().GetRegs()
+		r, err := t.Thread().GetRegs()
 		if err != nil {
 			return
 		}
@@ -77,11 +76,11 @@ func (rp *replayer) rwDecode(t *rtask, regs *trace.Regs) {
 	}
 	pc := regs[ptrace.RIP]
 	code := make([]byte, 16)
-	code = code[:t.mem.ReadPartial(pc, code)]
-	if ps := rp.point; ps != nil && ps.pad != nil && ps.t == t && pc == ps.pad.Site {
+	code = code[:t.Mem().ReadPartial(pc, code)]
+	if padOrig, ok := d.e.PadAt(t, pc); ok {
 		// The site's instructions run relocated in the pad, as one step.
-		for off := 0; off < len(ps.padOrig); {
-			in, ok := asyncpoint.Decode(ps.padOrig[off:], pc+uint64(off), regs)
+		for off := 0; off < len(padOrig); {
+			in, ok := asyncpoint.Decode(padOrig[off:], pc+uint64(off), regs)
 			if !ok || in.Len == 0 {
 				break
 			}
@@ -103,16 +102,15 @@ func (rp *replayer) rwDecode(t *rtask, regs *trace.Regs) {
 
 // rwStep counts a completed step of t and returns the watchpoint the
 // stepped instruction touched, if any; regs are t's registers now.
-func (rp *replayer) rwStep(t *rtask, regs *trace.Regs) *Watch {
-	d := rp.dbg
+func (d *driver) rwStep(t *replay.Task, regs *trace.Regs) *Watch {
 	d.rw.steps++
 	var hit *Watch
-	for _, w := range rp.rwWatches() {
+	for _, w := range d.rwWatches() {
 		if old, ok := d.rw.before[w]; ok {
 			// A read watchpoint: an access that changed the value was a
 			// write (x86 cannot watch reads alone; gdb filters the same way).
 			b := make([]byte, w.Size)
-			if string(b[:t.mem.ReadPartial(w.Addr, b)]) != old {
+			if string(b[:t.Mem().ReadPartial(w.Addr, b)]) != old {
 				continue
 			}
 		}
@@ -127,26 +125,25 @@ func (rp *replayer) rwStep(t *rtask, regs *trace.Regs) *Watch {
 			break
 		}
 	}
-	rp.rwDecode(t, regs)
+	d.rwDecode(t, regs)
 	return hit
 }
 
 // rwPos is t's position after the counted steps.
-func (rp *replayer) rwPos() Pos {
-	p := rp.dbg.rw.base
-	p.Steps += rp.dbg.rw.steps
+func (d *driver) rwPos() Pos {
+	p := d.rw.base
+	p.Steps += d.rw.steps
 	return p
 }
 
 // rwOnly tells whether a step of t was made only for read watchpoints
 // (not asked by the user or needed by the goal).
-func (rp *replayer) rwOnly(t *rtask) bool {
-	d := rp.dbg
+func (d *driver) rwOnly(t *replay.Task) bool {
 	if d.rw.t != t {
 		return false
 	}
 	if g := d.goal; g != nil {
-		return g.kind == goalScan && !(g.stepsLeft > 0 && t.rec == g.target.Tid)
+		return g.kind == goalScan && !(g.stepsLeft > 0 && t.Rec() == g.target.Tid)
 	}
 	return !d.userStep
 }
@@ -154,23 +151,22 @@ func (rp *replayer) rwOnly(t *rtask) bool {
 // rwTrap handles a completed single step of t while read watchpoints
 // are set. It returns a stop to report, or handled when it resumed t
 // (the step was only for the watchpoints).
-func (rp *replayer) rwTrap(t *rtask, regs *trace.Regs, mode int, stepping *bool) (stop *DebugStop, handled bool, err error) {
-	d := rp.dbg
+func (d *driver) rwTrap(t *replay.Task, regs *trace.Regs, mode int, stepping *bool) (stop *DebugStop, handled bool, err error) {
 	if d.rw.t != t {
 		return nil, false, nil
 	}
-	only := rp.rwOnly(t)
+	only := d.rwOnly(t)
 	g := d.goal
-	final := g != nil && g.stepsLeft == 1 && t.rec == g.target.Tid // this step reaches the scan's target
-	if w := rp.rwStep(t, regs); w != nil {
-		pos := rp.rwPos()
+	final := g != nil && g.stepsLeft == 1 && t.Rec() == g.target.Tid // this step reaches the scan's target
+	if w := d.rwStep(t, regs); w != nil {
+		pos := d.rwPos()
 		switch {
 		case g == nil:
-			rp.rwSettle(t)
+			d.rwSettle(t)
 			d.userStep = false
 			d.pos = pos
 			*stepping = false
-			return &DebugStop{Kind: StopWatch, Tid: t.rec, Addr: w.Addr, Watch: *w}, true, nil
+			return &DebugStop{Kind: StopWatch, Tid: t.Rec(), Addr: w.Addr, Watch: *w}, true, nil
 		case g.kind == goalScan && !final:
 			g.last, g.lastRW = &pos, w
 		}
@@ -178,27 +174,26 @@ func (rp *replayer) rwTrap(t *rtask, regs *trace.Regs, mode int, stepping *bool)
 	if !only {
 		return nil, false, nil
 	}
-	rp.rwSettle(t)
-	return nil, true, rp.rwResume(t, mode, stepping)
+	d.rwSettle(t)
+	return nil, true, d.rwResume(t, mode, stepping)
 }
 
 // rwResume continues t by a step, or up to the system call that comes
 // next (stepping into one would leave a single-step trap pending over a
 // call that runs for real).
-func (rp *replayer) rwResume(t *rtask, mode int, stepping *bool) error {
-	if rp.dbg.rw.syscallNext {
+func (d *driver) rwResume(t *replay.Task, mode int, stepping *bool) error {
+	if d.rw.syscallNext {
 		*stepping = false
-		return t.thread().Resume(mode, 0)
+		return t.Thread().Resume(mode, 0)
 	}
 	*stepping = true
-	return rp.stepInsn(t)
+	return d.e.StepInsn(t)
 }
 
 // rwSettle re-plants a breakpoint lifted for the step just made.
-func (rp *replayer) rwSettle(t *rtask) {
-	d := rp.dbg
+func (d *driver) rwSettle(t *replay.Task) {
 	if d.restoreAt != 0 {
-		_ = t.mem.WriteMem(d.restoreAt, []byte{0xcc})
+		_ = t.Mem().WriteMem(d.restoreAt, []byte{0xcc})
 		d.restoreAt = 0
 	}
 	d.skipReport = false

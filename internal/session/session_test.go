@@ -1,4 +1,4 @@
-package replay_test
+package session_test
 
 import (
 	"debug/elf"
@@ -10,6 +10,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/session"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -31,7 +32,7 @@ int main(void) {
 
 func TestSessionBreakpointsAndSteps(t *testing.T) {
 	s, tick, stop := loopSession(t)
-	if stop.Kind != replay.StopStart {
+	if stop.Kind != session.StopStart {
 		t.Fatalf("first stop %+v", stop)
 	}
 	if exe, _ := s.ExecFile(); exe == "" {
@@ -47,7 +48,7 @@ func TestSessionBreakpointsAndSteps(t *testing.T) {
 		if err != nil {
 			t.Fatalf("continue: %v (stop %+v)", err, stop)
 		}
-		if stop.Kind != replay.StopBreakpoint {
+		if stop.Kind != session.StopBreakpoint {
 			break
 		}
 		hits++
@@ -62,7 +63,7 @@ func TestSessionBreakpointsAndSteps(t *testing.T) {
 		// Step over it as gdb does: remove, step, re-insert.
 		s.ClearBreakpoint(tick)
 		st, err := s.Step(stop.Tid)
-		if err != nil || st.Kind != replay.StopStep {
+		if err != nil || st.Kind != session.StopStep {
 			t.Fatalf("step: %+v %v", st, err)
 		}
 		r2, _, _ := s.Regs(st.Tid)
@@ -74,11 +75,11 @@ func TestSessionBreakpointsAndSteps(t *testing.T) {
 	if hits != 3 {
 		t.Fatalf("breakpoint hit %d times, want 3 (last stop %+v)", hits, stop)
 	}
-	if stop.Kind != replay.StopExiting {
+	if stop.Kind != session.StopExiting {
 		t.Fatalf("want the exiting stop, got %+v", stop)
 	}
 	stop, err = s.Continue()
-	if err != nil || stop.Kind != replay.StopExited || stop.Status.ExitStatus() != 5 {
+	if err != nil || stop.Kind != session.StopExited || stop.Status.ExitStatus() != 5 {
 		t.Fatalf("want exit 5, got %+v %v", stop, err)
 	}
 }
@@ -93,7 +94,7 @@ func TestSessionReverse(t *testing.T) {
 	var hitRDI []uint64
 	for i := 0; i < 3; i++ {
 		st, err := s.Continue()
-		if err != nil || st.Kind != replay.StopBreakpoint {
+		if err != nil || st.Kind != session.StopBreakpoint {
 			t.Fatalf("continue %d: %+v %v", i, st, err)
 		}
 		hitRDI = append(hitRDI, rdi())
@@ -103,7 +104,7 @@ func TestSessionReverse(t *testing.T) {
 	}
 	// Back from just after the third hit: a reverse step lands on the hit.
 	st, err := s.ReverseStep()
-	if err != nil || st.Kind != replay.StopStep {
+	if err != nil || st.Kind != session.StopStep {
 		t.Fatalf("reverse step: %+v %v", st, err)
 	}
 	if r, _, _ := s.Regs(st.Tid); r[ptrace.RIP] != tick || r[ptrace.RDI] != hitRDI[2] {
@@ -111,7 +112,7 @@ func TestSessionReverse(t *testing.T) {
 	}
 	for want := 1; want >= 0; want-- {
 		st, err = s.ReverseContinue()
-		if err != nil || st.Kind != replay.StopBreakpoint {
+		if err != nil || st.Kind != session.StopBreakpoint {
 			t.Fatalf("reverse continue: %+v %v", st, err)
 		}
 		if got := rdi(); got != hitRDI[want] {
@@ -119,18 +120,18 @@ func TestSessionReverse(t *testing.T) {
 		}
 	}
 	st, err = s.ReverseContinue()
-	if err != nil || st.Kind != replay.StopStart {
+	if err != nil || st.Kind != session.StopStart {
 		t.Fatalf("reverse continue past the first hit: %+v %v", st, err)
 	}
 	// Forward again from the start: the first hit.
 	st, err = s.Continue()
-	if err != nil || st.Kind != replay.StopBreakpoint || rdi() != hitRDI[0] {
+	if err != nil || st.Kind != session.StopBreakpoint || rdi() != hitRDI[0] {
 		t.Fatalf("continue after reaching the start: %+v %v", st, err)
 	}
 	// A reverse step from a breakpoint hit goes to the instruction before
 	// it (the call in main), counting the thread's steps from its last event.
 	st, err = s.ReverseStep()
-	if err != nil || st.Kind != replay.StopStep {
+	if err != nil || st.Kind != session.StopStep {
 		t.Fatalf("reverse step from a hit: %+v %v", st, err)
 	}
 	r, _, _ := s.Regs(st.Tid)
@@ -184,7 +185,7 @@ func TestSessionReverseStepAcrossSyscall(t *testing.T) {
 
 // loopSession records loopSrc (built without PIE, so tick's address is
 // known) and starts a restartable debug session on it.
-func loopSession(t *testing.T) (*replay.Session, uint64, replay.DebugStop) {
+func loopSession(t *testing.T) (*session.Session, uint64, session.DebugStop) {
 	t.Helper()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "loop.c")
@@ -223,7 +224,7 @@ func loopSession(t *testing.T) (*replay.Session, uint64, replay.DebugStop) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rd.Close() })
-	s, first, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
+	s, first, err := session.StartSession(session.Options{Options: replay.Options{Reader: rd, BindCPU: -1}, Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,10 +1,10 @@
-package replay_test
+package session_test
 
 import (
 	"testing"
 	"time"
 
-	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/session"
 )
 
 // BenchmarkReverseStepAtEnd measures one reverse-step (and one
@@ -90,18 +90,18 @@ func BenchmarkReverseStepAtEndThreads(b *testing.B) {
 func benchReverse(b *testing.B, traceDir string, bp uint64) {
 	for _, c := range []struct {
 		name string
-		so   replay.SnapshotOptions
-	}{{"from-start", replay.SnapshotOptions{Off: true}}, {"snapshots", replay.SnapshotOptions{}}} {
+		so   session.SnapshotOptions
+	}{{"from-start", session.SnapshotOptions{Off: true}}, {"snapshots", session.SnapshotOptions{}}} {
 		for _, op := range []string{"reverse-step", "reverse-continue"} {
 			b.Run(c.name+"/"+op, func(b *testing.B) {
 				s, _ := openSession(b, traceDir, c.so)
-				if st, err := s.Continue(); err != nil || st.Kind != replay.StopExiting {
+				if st, err := s.Continue(); err != nil || st.Kind != session.StopExiting {
 					b.Fatalf("continue: %+v %v", st, err)
 				}
 				// Start at the last call of mark (a reverse-step from the
 				// exiting stop itself goes to the start of the recording).
 				s.SetBreakpoint(bp)
-				if st, err := s.ReverseContinue(); err != nil || st.Kind != replay.StopBreakpoint {
+				if st, err := s.ReverseContinue(); err != nil || st.Kind != session.StopBreakpoint {
 					b.Fatalf("reverse-continue: %+v %v", st, err)
 				}
 				if op == "reverse-step" {

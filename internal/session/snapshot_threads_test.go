@@ -1,4 +1,4 @@
-package replay_test
+package session_test
 
 import (
 	"debug/elf"
@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
-	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/session"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -151,7 +151,7 @@ func goSymB(t testing.TB, traceDir, name string) uint64 {
 	return 0
 }
 
-func checkThreaded(t *testing.T, st replay.SnapshotStats) {
+func checkThreaded(t *testing.T, st session.SnapshotStats) {
 	t.Helper()
 	t.Logf("snapshots %+v", st)
 	if st.Threaded == 0 {
@@ -173,19 +173,19 @@ func TestSnapshotStressGoThreads(t *testing.T) {
 
 // reverseOps runs reverse execution from the middle with a breakpoint at bp
 // in a session with snapshots and one without, and compares each stop.
-func reverseOps(t *testing.T, traceDir string, bp uint64, so replay.SnapshotOptions) replay.SnapshotStats {
-	ref, _ := openSession(t, traceDir, replay.SnapshotOptions{Off: true})
+func reverseOps(t *testing.T, traceDir string, bp uint64, so session.SnapshotOptions) session.SnapshotStats {
+	ref, _ := openSession(t, traceDir, session.SnapshotOptions{Off: true})
 	s, _ := openSession(t, traceDir, so)
-	for _, x := range []*replay.Session{ref, s} {
+	for _, x := range []*session.Session{ref, s} {
 		deadline(t, time.Minute, "continue to the end", func() {
-			if st, err := x.Continue(); err != nil || st.Kind != replay.StopExiting {
+			if st, err := x.Continue(); err != nil || st.Kind != session.StopExiting {
 				t.Errorf("continue: %+v %v", st, err)
 			}
 		})
 	}
 	// From the middle (where the threads live), and back.
 	pos := s.Position().Event
-	for _, x := range []*replay.Session{ref, s} {
+	for _, x := range []*session.Session{ref, s} {
 		deadline(t, time.Minute, "goto", func() {
 			if _, err := x.Goto(pos * 6 / 10); err != nil {
 				t.Errorf("goto %d: %v", pos*6/10, err)
@@ -197,19 +197,19 @@ func reverseOps(t *testing.T, traceDir string, bp uint64, so replay.SnapshotOpti
 	}
 	type op struct {
 		name string
-		do   func(*replay.Session) (replay.DebugStop, error)
+		do   func(*session.Session) (session.DebugStop, error)
 	}
-	rc := op{"reverse-continue", (*replay.Session).ReverseContinue}
-	rs := op{"reverse-step", (*replay.Session).ReverseStep}
-	step := op{"step", func(x *replay.Session) (replay.DebugStop, error) { return x.Step(x.Position().Tid) }}
-	cont := op{"continue", (*replay.Session).Continue}
+	rc := op{"reverse-continue", (*session.Session).ReverseContinue}
+	rs := op{"reverse-step", (*session.Session).ReverseStep}
+	step := op{"step", func(x *session.Session) (session.DebugStop, error) { return x.Step(x.Position().Tid) }}
+	cont := op{"continue", (*session.Session).Continue}
 	ops := []op{rc, rs, rs, rc, rc, step, rs}
 	for i := 0; i < 4; i++ {
 		ops = append(ops, rc, rc, rc, rs)
 	}
 	ops = append(ops, cont, cont, rc)
 	for i, o := range ops {
-		var a, b replay.DebugStop
+		var a, b session.DebugStop
 		var errA, errB error
 		deadline(t, 2*time.Minute, o.name, func() {
 			a, errA = o.do(ref)
@@ -242,12 +242,12 @@ func reverseOps(t *testing.T, traceDir string, bp uint64, so replay.SnapshotOpti
 
 func TestSnapshotReverseThreads(t *testing.T) {
 	dir, syms := recordC(t, threadsSrc, nil, "mark")
-	checkThreaded(t, reverseOps(t, dir, syms["mark"], replay.SnapshotOptions{Interval: time.Nanosecond, Max: 8}))
+	checkThreaded(t, reverseOps(t, dir, syms["mark"], session.SnapshotOptions{Interval: time.Nanosecond, Max: 8}))
 }
 
 func TestSnapshotReverseGoThreads(t *testing.T) {
 	dir := recordGo(t, goThreadsSrc)
-	checkThreaded(t, reverseOps(t, dir, goSym(t, dir, "main.compute"), replay.SnapshotOptions{Interval: 2 * time.Millisecond, Max: 16}))
+	checkThreaded(t, reverseOps(t, dir, goSym(t, dir, "main.compute"), session.SnapshotOptions{Interval: 2 * time.Millisecond, Max: 16}))
 }
 
 // Snapshots between preemption points (SCHED events) restore and go on
@@ -302,8 +302,8 @@ func TestSnapshotThreadXState(t *testing.T) {
 		}
 	}
 	rd.Close()
-	ref, _ := openSession(t, dir, replay.SnapshotOptions{Off: true})
-	s, _ := openSession(t, dir, replay.SnapshotOptions{Interval: time.Hour})
+	ref, _ := openSession(t, dir, session.SnapshotOptions{Off: true})
+	s, _ := openSession(t, dir, session.SnapshotOptions{Interval: time.Hour})
 	pinned := false
 	for b := first + 2; b < check-2 && !pinned; b++ {
 		deadline(t, time.Minute, "goto", func() {
@@ -322,7 +322,7 @@ func TestSnapshotThreadXState(t *testing.T) {
 	if !pinned {
 		t.Fatal("no snapshot of the threads between the loading of xmm9 and its use")
 	}
-	for _, x := range []*replay.Session{ref, s} {
+	for _, x := range []*session.Session{ref, s} {
 		deadline(t, time.Minute, "goto", func() {
 			if _, err := x.Goto(check + 1); err != nil {
 				t.Errorf("goto %d: %v", check+1, err)

@@ -1,4 +1,4 @@
-package replay_test
+package session_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/session"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -81,14 +82,14 @@ func recordC(t testing.TB, src string, args []string, syms ...string) (string, m
 	return traceDir, addrs
 }
 
-func openSession(t testing.TB, traceDir string, so replay.SnapshotOptions) (*replay.Session, replay.DebugStop) {
+func openSession(t testing.TB, traceDir string, so session.SnapshotOptions) (*session.Session, session.DebugStop) {
 	t.Helper()
 	rd, err := trace.Open(traceDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { rd.Close() })
-	s, first, err := replay.StartSession(replay.Options{Reader: rd, BindCPU: -1, Snapshots: so,
+	s, first, err := session.StartSession(session.Options{Options: replay.Options{Reader: rd, BindCPU: -1}, Snapshots: so,
 		Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
 	if err != nil {
 		t.Fatal(err)
@@ -115,12 +116,12 @@ func deadline(t testing.TB, d time.Duration, what string, f func()) {
 // state is what a test compares at a stop: position, registers of the
 // stopped thread, and the program's globals.
 type state struct {
-	pos  replay.Pos
+	pos  session.Pos
 	regs trace.Regs
 	mem  []byte
 }
 
-func stateOf(t testing.TB, s *replay.Session, st replay.DebugStop, globals uint64, n int) state {
+func stateOf(t testing.TB, s *session.Session, st session.DebugStop, globals uint64, n int) state {
 	t.Helper()
 	r, _, err := s.Regs(st.Tid)
 	if err != nil {
@@ -147,18 +148,18 @@ func sameState(t testing.TB, what string, got, want state) {
 	}
 }
 
-var fastSnaps = replay.SnapshotOptions{Interval: 5 * time.Millisecond, Max: 16}
+var fastSnaps = session.SnapshotOptions{Interval: 5 * time.Millisecond, Max: 16}
 
 // Positions reached from a snapshot are those reached from the start:
 // same registers, same memory.
 func TestSnapshotRestoreSameState(t *testing.T) {
 	traceDir, syms := recordC(t, longSrc, []string{"4000"}, "mark", "total")
-	ref, _ := openSession(t, traceDir, replay.SnapshotOptions{Off: true})
+	ref, _ := openSession(t, traceDir, session.SnapshotOptions{Off: true})
 	s, _ := openSession(t, traceDir, fastSnaps)
-	var end replay.DebugStop
+	var end session.DebugStop
 	deadline(t, time.Minute, "continue to the end", func() {
 		var err error
-		if end, err = s.Continue(); err != nil || end.Kind != replay.StopExiting {
+		if end, err = s.Continue(); err != nil || end.Kind != session.StopExiting {
 			t.Errorf("continue: %+v %v", end, err)
 		}
 	})
@@ -171,7 +172,7 @@ func TestSnapshotRestoreSameState(t *testing.T) {
 	}
 	last := end.Event
 	for _, e := range []uint64{last / 5, last / 2, last*3/4 + 1, last - 3} {
-		var a, b replay.DebugStop
+		var a, b session.DebugStop
 		var errA, errB error
 		deadline(t, time.Minute, fmt.Sprintf("goto %d", e), func() {
 			a, errA = ref.Goto(e)
@@ -192,11 +193,11 @@ func TestSnapshotRestoreSameState(t *testing.T) {
 // nearby snapshot, and finds what replaying from the start finds.
 func TestSnapshotReverseNearEnd(t *testing.T) {
 	traceDir, syms := recordC(t, longSrc, []string{"6000"}, "mark", "total")
-	ref, _ := openSession(t, traceDir, replay.SnapshotOptions{Off: true})
+	ref, _ := openSession(t, traceDir, session.SnapshotOptions{Off: true})
 	s, _ := openSession(t, traceDir, fastSnaps)
-	for _, x := range []*replay.Session{ref, s} {
+	for _, x := range []*session.Session{ref, s} {
 		deadline(t, time.Minute, "continue to the end", func() {
-			if st, err := x.Continue(); err != nil || st.Kind != replay.StopExiting {
+			if st, err := x.Continue(); err != nil || st.Kind != session.StopExiting {
 				t.Errorf("continue: %+v %v", st, err)
 			}
 		})
@@ -207,19 +208,19 @@ func TestSnapshotReverseNearEnd(t *testing.T) {
 	pos := s.Position().Event
 	type op struct {
 		name string
-		do   func(*replay.Session) (replay.DebugStop, error)
+		do   func(*session.Session) (session.DebugStop, error)
 	}
 	ops := []op{
-		{"reverse-continue", (*replay.Session).ReverseContinue},
-		{"reverse-step", (*replay.Session).ReverseStep},
-		{"reverse-step", (*replay.Session).ReverseStep},
-		{"reverse-continue", (*replay.Session).ReverseContinue},
-		{"reverse-continue", (*replay.Session).ReverseContinue},
-		{"step", func(x *replay.Session) (replay.DebugStop, error) { return x.Step(x.Position().Tid) }},
-		{"reverse-step", (*replay.Session).ReverseStep},
+		{"reverse-continue", (*session.Session).ReverseContinue},
+		{"reverse-step", (*session.Session).ReverseStep},
+		{"reverse-step", (*session.Session).ReverseStep},
+		{"reverse-continue", (*session.Session).ReverseContinue},
+		{"reverse-continue", (*session.Session).ReverseContinue},
+		{"step", func(x *session.Session) (session.DebugStop, error) { return x.Step(x.Position().Tid) }},
+		{"reverse-step", (*session.Session).ReverseStep},
 	}
 	for i, o := range ops {
-		var a, b replay.DebugStop
+		var a, b session.DebugStop
 		var errA, errB error
 		before := s.SnapshotStats().EventsReplayed
 		deadline(t, 2*time.Minute, o.name, func() {
@@ -245,8 +246,8 @@ func TestSnapshotReverseNearEnd(t *testing.T) {
 // only from there.
 func TestSnapshotCheckpointRestart(t *testing.T) {
 	traceDir, syms := recordC(t, longSrc, []string{"3000"}, "mark", "total")
-	s, _ := openSession(t, traceDir, replay.SnapshotOptions{Interval: time.Hour})
-	var mid replay.DebugStop
+	s, _ := openSession(t, traceDir, session.SnapshotOptions{Interval: time.Hour})
+	var mid session.DebugStop
 	deadline(t, time.Minute, "goto", func() {
 		var err error
 		if mid, err = s.Goto(3000); err != nil {
@@ -260,7 +261,7 @@ func TestSnapshotCheckpointRestart(t *testing.T) {
 	}
 	deadline(t, time.Minute, "continue", func() { s.Continue() })
 	before := s.SnapshotStats().EventsReplayed
-	var got replay.DebugStop
+	var got session.DebugStop
 	deadline(t, time.Minute, "restart", func() {
 		var err error
 		if got, err = s.RestartCheckpoint(n); err != nil {

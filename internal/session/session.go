@@ -1,4 +1,13 @@
-package replay
+// Package session is a replay driven by a debugger (rr's ReplayTimeline
+// and the debugger side of its ReplaySession): it plugs into the replay
+// engine (internal/replay) as its replay.Driver and adds breakpoints,
+// watchpoints (read and access ones by stepping, readwatch.go), steps,
+// exact positions and going backwards by re-replay from snapshots
+// (timeline.go, snapshots.go), the glue to diversions (divert.go, the
+// copies themselves are internal/diversion), the files a debugger may
+// ask for (files.go), all on one ptrace thread per session (worker.go).
+// internal/debugserver drives a *Session through its own interface.
+package session
 
 import (
 	"errors"
@@ -8,9 +17,25 @@ import (
 	"time"
 
 	"github.com/gorr-debugger/gorr/internal/diversion"
-	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
+
+// Options configure a debug session: the engine's options and the
+// session's own.
+type Options struct {
+	replay.Options
+	// OnProcess (a pid or a command name) and OnFork (a pid) choose the
+	// process to debug, as rr's -p and -f; by default the first exec'd one.
+	OnProcess string
+	OnFork    int32
+	// Reopen opens the trace again for a debugger that restarts or goes
+	// backwards (nil: not possible).
+	Reopen func() (*trace.Reader, error)
+	// Snapshots configure the snapshots the session takes to go
+	// backwards quickly (snapshots.go).
+	Snapshots SnapshotOptions
+}
 
 // errKilled unwinds the replay goroutine when the debugger kills it.
 var errKilled = errors.New("replay killed by the debugger")
@@ -62,7 +87,7 @@ type Session struct {
 	div *diversion.Copy
 
 	w     *ptraceWorker // the thread that traces every process of the session
-	snaps *snapshots    // snapshot.go
+	snaps *snapshots    // snapshots.go
 
 	// mapEv: the mappings the debugged process made (files.go).
 	mapEv *mapEvents
@@ -86,7 +111,7 @@ func (s *Session) EventCount() uint64 {
 // position's event (rr's elapsed-time); 0 for traces without event times.
 func (s *Session) ElapsedTime() time.Duration {
 	var ns uint64
-	_ = s.do(func() { ns = s.cur.rp.evTime })
+	_ = s.do(func() { ns = s.cur.d.e.EventTime() })
 	return time.Duration(ns)
 }
 
@@ -97,16 +122,20 @@ func (s *Session) Interrupt() { s.interrupt.Store(true) }
 
 // run is one replay goroutine.
 type run struct {
-	rp      *replayer
+	d       *driver
 	cmds    chan command
 	results chan result
 	exited  chan struct{}
 	rd      *trace.Reader
 }
 
-// debugState is the replayer's side of a Session.
-type debugState struct {
+// driver is a Session's side of one run: it drives the engine (as its
+// replay.Driver) and keeps the run's debugger state.
+type driver struct {
+	e        *replay.Engine
+	opts     Options // the session's, with this run's reader
 	r        *run
+	snaps    *snapshots      // the session's (snapshots.go)
 	bps      map[uint64]byte // installed breakpoint address -> original byte
 	user     map[uint64]bool
 	ever     map[uint64]bool
@@ -134,7 +163,15 @@ type debugState struct {
 	sigStopAt  uint64
 	sigStopTid int32
 	maps       *mapEvents // the session's (files.go)
+	// The captured executable of the debugged process, and of each
+	// process by recorded pid (for debugging a fork), and their
+	// auxiliary vectors.
+	dbgExe, dbgExeName   string
+	procExe, procExeName map[int32]string
+	procAuxv             map[int32][]byte
 }
+
+var _ replay.Driver = (*driver)(nil)
 
 type hitKey struct {
 	tid  int32
@@ -182,25 +219,24 @@ func (s *Session) startRunFrom(g *goal, sn *snapshot) (DebugStop, error) {
 	r := &run{cmds: make(chan command), results: make(chan result), exited: make(chan struct{}), rd: rd}
 	opts := s.opts
 	opts.Reader = rd
-	rp := &replayer{opts: opts, q: queue{r: rd}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}, echoFrom: s.shown,
-		procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}, stub: s.w.stub, snaps: s.snaps}
-	rp.dbg = &debugState{r: r, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g,
-		interrupt: &s.interrupt, maps: s.mapEv}
+	d := &driver{opts: opts, r: r, snaps: s.snaps, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g,
+		interrupt: &s.interrupt, maps: s.mapEv, procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}}
+	d.e = replay.NewEngine(opts.Options, s.w.stub, s.shown, d)
 	for a := range s.user {
-		rp.dbg.user[a] = true
+		d.user[a] = true
 	}
 	for a := range s.ever {
-		rp.dbg.ever[a] = true
+		d.ever[a] = true
 	}
-	rp.dbg.watches = append([]Watch(nil), s.watches...)
-	rp.dbg.wvals = map[Watch]string{}
-	r.rp = rp
+	d.watches = append([]Watch(nil), s.watches...)
+	d.wvals = map[Watch]string{}
+	r.d = d
 	s.cur = r
 	s.w.start(func() { r.loop(sn) })
 	res := <-r.results
 	s.stop = res.stop
 	s.shown = max(s.shown, res.stop.Event)
-	_ = s.do(func() { s.pos = r.rp.dbg.pos })
+	_ = s.do(func() { s.pos = r.d.pos })
 	return res.stop, res.err
 }
 
@@ -222,25 +258,25 @@ func (s *Session) closeRun() {
 // when it can be restored, else from the start of the trace.
 func (r *run) loop(sn *snapshot) {
 	defer close(r.exited)
-	rp := r.rp
+	d := r.d
 	var err error
 	if sn != nil {
 		t0 := time.Now()
-		err = rp.restore(sn, rp.q.r)
-		rp.snaps.note(func(st *SnapshotStats) { st.RestoreTime += time.Since(t0) })
+		err = d.restore(sn, r.rd)
+		d.snaps.note(func(st *SnapshotStats) { st.RestoreTime += time.Since(t0) })
 		if err != nil {
-			rp.logf("%v; replaying from the start", err)
-			rp.snaps.drop(sn)
+			d.e.Logf("%v; replaying from the start", err)
+			d.snaps.drop(sn)
 			// A fresh run from the start (the reader was moved).
 			var rd *trace.Reader
-			if rd, err = rp.opts.Reopen(); err == nil {
+			if rd, err = d.opts.Reopen(); err == nil {
 				_ = r.rd.Close()
-				r.rd, rp.opts.Reader = rd, rd
-				rp.q = queue{r: rd}
+				r.rd, d.opts.Reader = rd, rd
+				d.e.SetReader(rd)
 				sn = nil
 			}
 		} else {
-			rp.snaps.note(func(st *SnapshotStats) { st.Restored++ })
+			d.snaps.note(func(st *SnapshotStats) { st.Restored++ })
 		}
 	}
 	if err == nil {
@@ -248,17 +284,17 @@ func (r *run) loop(sn *snapshot) {
 		if sn != nil {
 			from = sn.event
 		}
-		rp.snaps.startRun(from)
+		d.snaps.startRun(from)
 		if sn != nil {
 			// The bookkeeping of the boundary the snapshot stands at (a
 			// goal's base may be right there).
-			err = rp.afterEvent(sn.last)
+			err = d.afterEvent(sn.last)
 		}
 	}
 	if err == nil {
-		_, err = rp.run()
+		_, err = d.e.Run()
 	}
-	rp.killAll()
+	d.e.KillAll()
 	if errors.Is(err, errKilled) {
 		for range r.cmds {
 		}
@@ -268,7 +304,7 @@ func (r *run) loop(sn *snapshot) {
 		err = io.EOF
 	}
 	// Report the end, then answer commands until the run is closed.
-	end := result{stop: DebugStop{Kind: StopEnd, Pid: rp.dbg.pid, Event: rp.n, Status: rp.status}, err: err}
+	end := result{stop: DebugStop{Kind: StopEnd, Pid: d.pid, Event: d.e.Event(), Status: d.e.Status()}, err: err}
 	r.results <- end
 	for c := range r.cmds {
 		switch c.kind {
@@ -286,17 +322,14 @@ func (r *run) loop(sn *snapshot) {
 }
 
 // pause reports a stop and serves commands until one resumes execution.
-func (rp *replayer) pause(st DebugStop) (command, error) {
-	d := rp.dbg
+func (d *driver) pause(st DebugStop) (command, error) {
 	st.Pid = d.pid
-	st.Event = rp.n
+	st.Event = d.e.Event()
 	d.goal = nil
-	rp.snapshotWatches()
-	if ps := rp.point; ps != nil && ps.timer != nil {
-		// The user's time at a stop does not count against the search.
-		ps.timer.Stop()
-		defer ps.timer.Reset(pointDeadline)
-	}
+	d.snapshotWatches()
+	// The user's time at a stop does not count against a preemption
+	// point's search.
+	defer d.e.PausePoint()()
 	d.r.results <- result{stop: st}
 	for c := range d.r.cmds {
 		switch c.kind {
@@ -353,7 +386,7 @@ func (s *Session) resume(c command) (DebugStop, error) {
 	r := <-s.cur.results
 	s.stop = r.stop
 	s.shown = max(s.shown, r.stop.Event)
-	_ = s.do(func() { s.pos = s.cur.rp.dbg.pos })
+	_ = s.do(func() { s.pos = s.cur.d.pos })
 	if r.err == nil && r.stop.Kind == StopWatch && r.stop.WatchUser {
 		return s.findWatchWrite(r.stop, prev)
 	}
@@ -382,8 +415,8 @@ func (s *Session) Close() {
 func (s *Session) Threads() []int32 {
 	var out []int32
 	_ = s.do(func() {
-		for _, t := range s.cur.rp.debugTasks() {
-			out = append(out, t.rec)
+		for _, t := range s.cur.d.debugTasks() {
+			out = append(out, t.Rec())
 		}
 	})
 	return out
@@ -397,14 +430,14 @@ func (s *Session) Regs(tid int32) (regs trace.Regs, fx []byte, err error) {
 			regs, fx, err = d.Regs()
 			return
 		}
-		t := s.cur.rp.tasks[tid]
+		t := s.cur.d.e.Task(tid)
 		if t == nil {
 			return
 		}
-		if regs, err = t.thread().GetRegs(); err != nil {
+		if regs, err = t.Thread().GetRegs(); err != nil {
 			return
 		}
-		fx, err = t.thread().GetFPRegs()
+		fx, err = t.Thread().GetFPRegs()
 	})
 	return
 }
@@ -419,18 +452,18 @@ func (s *Session) ReadMem(addr uint64, n int) ([]byte, error) {
 			buf, err = s.div.ReadMem(addr, n)
 			return
 		}
-		t := s.cur.rp.debugTask()
+		t := s.cur.d.debugTask()
 		if t == nil {
 			return
 		}
 		buf = make([]byte, n)
-		got := t.mem.ReadPartial(addr, buf)
+		got := t.Mem().ReadPartial(addr, buf)
 		if got == 0 && n > 0 {
 			err = fmt.Errorf("cannot read 0x%x", addr)
 			return
 		}
 		buf, err = buf[:got], nil
-		for a, orig := range s.cur.rp.dbg.bps {
+		for a, orig := range s.cur.d.bps {
 			if a >= addr && a < addr+uint64(got) {
 				buf[a-addr] = orig
 			}
@@ -444,8 +477,8 @@ func (s *Session) SetBreakpoint(addr uint64) error {
 	err := errors.New("no process")
 	s.user[addr], s.ever[addr] = true, true
 	_ = s.do(func() {
-		s.cur.rp.dbg.user[addr], s.cur.rp.dbg.ever[addr] = true, true
-		err = s.cur.rp.insertBreakpoint(addr)
+		s.cur.d.user[addr], s.cur.d.ever[addr] = true, true
+		err = s.cur.d.insertBreakpoint(addr)
 		if d := s.div; d != nil && err == nil {
 			err = d.SetBreakpoint(addr) // mirrored into the diversion, as rr does
 		}
@@ -458,8 +491,8 @@ func (s *Session) ClearBreakpoint(addr uint64) error {
 	var err error
 	delete(s.user, addr)
 	_ = s.do(func() {
-		delete(s.cur.rp.dbg.user, addr)
-		err = s.cur.rp.removeBreakpoint(addr)
+		delete(s.cur.d.user, addr)
+		err = s.cur.d.removeBreakpoint(addr)
 		if d := s.div; d != nil && err == nil {
 			err = d.ClearBreakpoint(addr)
 		}
@@ -470,136 +503,123 @@ func (s *Session) ClearBreakpoint(addr uint64) error {
 // Auxv returns the auxiliary vector of the debugged process.
 func (s *Session) Auxv() []byte {
 	var b []byte
-	_ = s.do(func() { b = s.cur.rp.procAuxv[s.cur.rp.dbg.pid] })
+	_ = s.do(func() { b = s.cur.d.procAuxv[s.cur.d.pid] })
 	return b
 }
 
 // ExecFile returns the path of the captured executable of the debugged
 // process (inside the trace), and its original path.
 func (s *Session) ExecFile() (captured, original string) {
-	_ = s.do(func() { captured, original = s.cur.rp.dbgExe, s.cur.rp.dbgExeName })
+	_ = s.do(func() { captured, original = s.cur.d.dbgExe, s.cur.d.dbgExeName })
 	return
 }
 
-func (rp *replayer) removeBreakpoint(addr uint64) error {
-	orig, ok := rp.dbg.bps[addr]
+func (d *driver) removeBreakpoint(addr uint64) error {
+	orig, ok := d.bps[addr]
 	if !ok {
 		return nil
 	}
-	delete(rp.dbg.bps, addr)
-	if ps := rp.point; ps != nil && ps.t.proc == rp.debugProc() && addr >= ps.site && addr < ps.site+uint64(ps.n) {
-		return rp.pointReclaim(ps, addr, orig)
+	delete(d.bps, addr)
+	if handled, err := d.e.ReclaimBreakpoint(d.debugProc(), addr, orig); handled {
+		return err
 	}
-	if t := rp.debugTask(); t != nil {
-		return t.mem.WriteMem(addr, []byte{orig})
+	if t := d.debugTask(); t != nil {
+		return t.Mem().WriteMem(addr, []byte{orig})
 	}
 	return nil
 }
 
-func (rp *replayer) insertBreakpoint(addr uint64) error {
-	t := rp.debugTask()
+func (d *driver) insertBreakpoint(addr uint64) error {
+	t := d.debugTask()
 	if t == nil {
 		return errors.New("no process")
 	}
-	if ps := rp.point; ps != nil && ps.t.proc == t.proc {
-		if err := rp.pointYield(ps, addr); err != nil {
-			return err
-		}
-	}
-	var b [1]byte
-	if err := t.mem.ReadMem(addr, b[:]); err != nil {
+	if err := d.e.MakeRoomForBreakpoint(t, addr); err != nil {
 		return err
 	}
-	if _, ok := rp.dbg.bps[addr]; !ok {
-		rp.dbg.bps[addr] = b[0]
+	var b [1]byte
+	if err := t.Mem().ReadMem(addr, b[:]); err != nil {
+		return err
 	}
-	return t.mem.WriteMem(addr, []byte{0xcc})
+	if _, ok := d.bps[addr]; !ok {
+		d.bps[addr] = b[0]
+	}
+	return t.Mem().WriteMem(addr, []byte{0xcc})
 }
 
 // refreshBreakpoints re-plants breakpoints after replay wrote memory.
-func (rp *replayer) refreshBreakpoints() {
-	t := rp.debugTask()
+func (d *driver) refreshBreakpoints() {
+	t := d.debugTask()
 	if t == nil {
 		return
 	}
-	for addr := range rp.dbg.bps {
+	for addr := range d.bps {
 		var b [1]byte
-		if t.mem.ReadMem(addr, b[:]) != nil || b[0] == 0xcc {
+		if t.Mem().ReadMem(addr, b[:]) != nil || b[0] == 0xcc {
 			continue
 		}
-		rp.dbg.bps[addr] = b[0]
-		_ = t.mem.WriteMem(addr, []byte{0xcc})
+		d.bps[addr] = b[0]
+		_ = t.Mem().WriteMem(addr, []byte{0xcc})
 	}
 }
 
 // debugTasks lists the live tasks of the debugged process.
-func (rp *replayer) debugTasks() []*rtask {
-	lead := rp.tasks[rp.dbg.pid]
-	var out []*rtask
-	for _, t := range rp.tasks {
-		if !t.gone && lead != nil && t.proc == lead.proc {
+func (d *driver) debugTasks() []*replay.Task {
+	lead := d.e.Task(d.pid)
+	var out []*replay.Task
+	for _, t := range d.e.Tasks() {
+		if !t.Gone() && lead != nil && t.Proc() == lead.Proc() {
 			out = append(out, t)
 		}
 	}
 	return out
 }
 
-func (rp *replayer) debugTask() *rtask {
-	if t := rp.tasks[rp.dbg.pid]; t != nil && !t.gone {
+func (d *driver) debugTask() *replay.Task {
+	if t := d.e.Task(d.pid); t != nil && !t.Gone() {
 		return t
 	}
-	if ts := rp.debugTasks(); len(ts) > 0 {
+	if ts := d.debugTasks(); len(ts) > 0 {
 		return ts[0]
 	}
 	return nil
 }
 
-// resumeStep executes one instruction of t; a system call instruction
-// stops at its entry without running (PTRACE_SYSEMU_SINGLESTEP).
-func (rp *replayer) resumeStep(t *rtask) error {
-	if err := rp.resume(t, -1); err != nil {
-		return err
-	}
-	return rp.stepInsn(t)
-}
-
 // beforeExit reports the synthetic SIGKILL stop rr gives just before the
 // debugged process exits, so the user can still look around (and go
 // backwards).
-func (rp *replayer) beforeExit(t *rtask) error {
-	if rp.dbg == nil || !rp.dbg.started || t.proc != rp.debugProc() {
+func (d *driver) beforeExit(t *replay.Task) error {
+	if !d.started || t.Proc() != d.debugProc() {
 		return nil
 	}
-	d := rp.dbg
-	here := Pos{Event: rp.n, Tid: t.rec, Addr: exitingAddr, Regs: rp.regsOf(t.rec)}
-	if d.sigStopAt == rp.n && d.sigStopTid == t.rec {
+	here := Pos{Event: d.e.Event(), Tid: t.Rec(), Addr: exitingAddr, Regs: d.e.RegsOf(t.Rec())}
+	if d.sigStopAt == d.e.Event() && d.sigStopTid == t.Rec() {
 		here.Killed = true
 	}
-	return rp.markedStop(here, DebugStop{Kind: StopExiting, Tid: t.rec})
+	return d.markedStop(here, DebugStop{Kind: StopExiting, Tid: t.Rec()})
 }
 
 // beforeExec reports the stop rr gives just before the debugged process
 // execs a new program (at its execve, in the old image); replay does not
 // go past it forwards (Session.resume), only backwards.
-func (rp *replayer) beforeExec(t *rtask) error {
-	if rp.dbg == nil || !rp.dbg.started || t.proc != rp.debugProc() {
+func (d *driver) beforeExec(t *replay.Task) error {
+	if !d.started || t.Proc() != d.debugProc() {
 		return nil
 	}
-	here := Pos{Event: rp.n, Tid: t.rec, Addr: execAddr, Regs: rp.regsOf(t.rec)}
-	return rp.markedStop(here, DebugStop{Kind: StopExec, Tid: t.rec})
+	here := Pos{Event: d.e.Event(), Tid: t.Rec(), Addr: execAddr, Regs: d.e.RegsOf(t.Rec())}
+	return d.markedStop(here, DebugStop{Kind: StopExec, Tid: t.Rec()})
 }
 
 // signalStop reports a fault (or abort, or fatal) signal of the debugged
 // process before its delivery, as gdb expects ("Program received signal
 // SIGSEGV"), at the faulting instruction.
-func (rp *replayer) signalStop(t *rtask, sig int) error {
-	if rp.dbg == nil || !rp.dbg.started || t.proc != rp.debugProc() {
+func (d *driver) signalStop(t *replay.Task, sig int) error {
+	if !d.started || t.Proc() != d.debugProc() {
 		return nil
 	}
-	d := rp.dbg
-	d.sigStopAt, d.sigStopTid = rp.n, t.rec
-	here := Pos{Event: rp.n, Tid: t.rec, Addr: signalAddr, Regs: rp.regsOf(t.rec)}
-	return rp.markedStop(here, DebugStop{Kind: StopSignal, Tid: t.rec, Signal: sig})
+	d.sigStopAt, d.sigStopTid = d.e.Event(), t.Rec()
+	here := Pos{Event: d.e.Event(), Tid: t.Rec(), Addr: signalAddr, Regs: d.e.RegsOf(t.Rec())}
+	return d.markedStop(here, DebugStop{Kind: StopSignal, Tid: t.Rec(), Signal: sig})
 }
 
 // markedStop reports a stop at a position that is not an instruction
@@ -608,8 +628,7 @@ func (rp *replayer) signalStop(t *rtask, sig int) error {
 // do a scan and a step count that have it as their target (going
 // backwards from such a stop must not look past it: what follows, the
 // exit unmapping watched memory say, is not before it).
-func (rp *replayer) markedStop(here Pos, st DebugStop) error {
-	d := rp.dbg
+func (d *driver) markedStop(here Pos, st DebugStop) error {
 	if g := d.goal; g != nil {
 		tg := g.target
 		isTarget := tg.Addr == here.Addr && tg.Event == here.Event && tg.Tid == here.Tid
@@ -618,7 +637,7 @@ func (rp *replayer) markedStop(here Pos, st DebugStop) error {
 			g.done = true
 		case isTarget && g.kind == goalScan && !g.baseReached:
 			g.baseReached, g.done = true, true
-			if w, ok := rp.watchChanged(); ok {
+			if w, ok := d.watchChanged(); ok {
 				g.changedInTarget, g.changed = true, w
 			}
 			here = tg
@@ -633,7 +652,7 @@ func (rp *replayer) markedStop(here Pos, st DebugStop) error {
 		}
 	}
 	d.pos = here
-	_, err := rp.pause(st)
+	_, err := d.pause(st)
 	return err
 }
 
@@ -653,23 +672,23 @@ const execAddr = ^uint64(0) - 2
 // not an instruction.
 func markedAddr(a uint64) bool { return a == exitingAddr || a == signalAddr || a == execAddr }
 
-func (rp *replayer) debugProc() *rproc {
-	if t := rp.tasks[rp.dbg.pid]; t != nil {
-		return t.proc
+func (d *driver) debugProc() *replay.Proc {
+	if t := d.e.Task(d.pid); t != nil {
+		return t.Proc()
 	}
 	return nil
 }
 
 // noteExe remembers the captured executable of an exec event.
-func (rp *replayer) noteExe(ev *trace.Event) {
+func (d *driver) noteExe(ev *trace.Event) {
 	exe := ev.Text
 	if i := indexNul(exe); i >= 0 {
 		exe = exe[:i]
 	}
-	rp.dbgExeName = exe
+	d.dbgExeName = exe
 	for _, m := range ev.Maps {
 		if m.Name == exe && m.File != "" {
-			rp.dbgExe = rp.opts.Reader.Path(m.File)
+			d.dbgExe = d.opts.Reader.Path(m.File)
 			return
 		}
 	}
@@ -704,8 +723,8 @@ func (s *Session) SetWatchpoint(w Watch) error {
 	}
 	s.watches = append(s.watches, w)
 	_ = s.do(func() {
-		s.cur.rp.dbg.watches = append([]Watch(nil), s.watches...)
-		s.cur.rp.snapshotWatches()
+		s.cur.d.watches = append([]Watch(nil), s.watches...)
+		s.cur.d.snapshotWatches()
 	})
 	return nil
 }
@@ -719,43 +738,43 @@ func (s *Session) ClearWatchpoint(w Watch) error {
 		}
 	}
 	_ = s.do(func() {
-		s.cur.rp.dbg.watches = append([]Watch(nil), s.watches...)
-		s.cur.rp.snapshotWatches()
+		s.cur.d.watches = append([]Watch(nil), s.watches...)
+		s.cur.d.snapshotWatches()
 	})
 	return nil
 }
 
 // watchValues reads the watched bytes.
-func (rp *replayer) watchValues() map[Watch]string {
-	t := rp.debugTask()
+func (d *driver) watchValues() map[Watch]string {
+	t := d.debugTask()
 	out := map[Watch]string{}
 	if t == nil {
 		return out
 	}
-	for _, w := range rp.dbg.watches {
+	for _, w := range d.watches {
 		if w.Kind == 3 || w.Kind == 4 {
 			continue // found by stepping (readwatch.go)
 		}
 		b := make([]byte, w.Size)
-		n := t.mem.ReadPartial(w.Addr, b)
+		n := t.Mem().ReadPartial(w.Addr, b)
 		out[w] = string(b[:n])
 	}
 	return out
 }
 
 // snapshotWatches remembers the watched bytes as they are now.
-func (rp *replayer) snapshotWatches() { rp.dbg.wvals = rp.watchValues() }
+func (d *driver) snapshotWatches() { d.wvals = d.watchValues() }
 
 // watchChanged compares the watched bytes with the snapshot, returns the
 // first watch that changed, and takes a new snapshot.
-func (rp *replayer) watchChanged() (Watch, bool) {
-	if len(rp.dbg.watches) == 0 {
+func (d *driver) watchChanged() (Watch, bool) {
+	if len(d.watches) == 0 {
 		return Watch{}, false
 	}
-	now := rp.watchValues()
-	defer func() { rp.dbg.wvals = now }()
-	for _, w := range rp.dbg.watches {
-		if old, ok := rp.dbg.wvals[w]; ok && old != now[w] && w.Kind != 3 && w.Kind != 4 {
+	now := d.watchValues()
+	defer func() { d.wvals = now }()
+	for _, w := range d.watches {
+		if old, ok := d.wvals[w]; ok && old != now[w] && w.Kind != 3 && w.Kind != 4 {
 			return w, true
 		}
 	}

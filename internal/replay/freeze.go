@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -20,31 +18,28 @@ import (
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
-// Snapshots (rr's checkpoints) make going backwards cost time
-// proportional to the distance travelled rather than to the position: a
-// snapshot is the replay frozen at an event boundary, so a run towards an
-// earlier position starts from the latest snapshot before it instead of
-// from the start of the trace.
+// Freezing the engine (rr's ReplaySession clone): the mechanism under a
+// debug session's snapshots (internal/session keeps them, decides when
+// to take one and which a run starts from; see its snapshots.go).
 //
-// A snapshot holds, for every live replayed process, a forked copy made
-// by injecting clone(CLONE_PARENT|SIGCHLD) into the process (as a
+// A frozen engine holds, for every live replayed process, a forked copy
+// made by injecting clone(CLONE_PARENT|SIGCHLD) into the process (as a
 // diversion does): the copy shares the memory copy-on-write, stays
 // stopped under ptrace and never runs. With it goes a copy of the
-// replayer's state (event number, tasks and their flags, per-process
-// state, the trace reader's position and look-ahead, the debugged
-// process's identity). Restoring forks each copy again (so a snapshot
-// serves many runs), plants the debugger's breakpoints in the new copy and
-// replays on from the snapshot's event; the registers are still checked
-// at every event, so a bad restore is reported as a divergence.
+// engine's state (event number, tasks and their flags, per-process
+// state, the trace reader's position and look-ahead). Thawing forks each
+// copy again (so a frozen engine serves many runs) and the run replays
+// on from its event; the registers are still checked at every event, so
+// a bad restore is reported as a divergence.
 //
-// A fork copies the calling thread only. A snapshot of a multi-threaded
-// process is a fork of its thread-group leader plus the state of every
-// other thread (registers with fs_base and gs_base, XSAVE area, blocked
-// signals, clear_child_tid); each restore forks the copy again and
+// A fork copies the calling thread only. A frozen multi-threaded process
+// is a fork of its thread-group leader plus the state of every other
+// thread (registers with fs_base and gs_base, XSAVE area, blocked
+// signals, clear_child_tid); each thaw forks the copy again and
 // recreates the other threads in the new copy by injecting
 // clone(CLONE_VM|CLONE_FS|CLONE_FILES|CLONE_SIGHAND|CLONE_THREAD|
 // CLONE_SYSVSEM) into its leader, once per thread (rebuildThreads). The
-// recreated threads have new tids; the replayer's tasks keep their
+// recreated threads have new tids; the engine's tasks keep their
 // recorded tids and point at them. Every task of a copy is held at a
 // system-call-exit stop with its registers, which resumes exactly as
 // the stops replay holds tasks at between events (a system-call-entry
@@ -54,21 +49,19 @@ import (
 // rt_sigprocmask and delivers signals itself, and the real masks (set
 // by rt_sigreturn, which runs for real) are copied all the same.
 //
-// Snapshots are taken only when the state is one this reproduces
-// exactly (snapshotBlocker): the tasks sharing an address space are the
-// threads of one process whose leader is among them and that has no
-// other thread, no task is exiting (killed by an exit_group or a fatal
-// signal, or at its exit stop) or inside a system call that runs for
-// real (an execve, exit, clone, mmap... in progress: its effect would
-// have to be redone in the copy), no MAP_SHARED mapping (the copy would
-// share it with the replay) and no MADV_DONTFORK/MADV_WIPEONFORK region
-// (absent or zeroed in the copy), no step or preemption-point search in
-// progress, and no vfork child sharing its parent's memory. Elsewhere no
-// snapshot is taken and runs start from the nearest earlier one, or from
-// the start of the trace.
+// The engine freezes only in a state this reproduces exactly
+// (freezeBlocker): the tasks sharing an address space are the threads
+// of one process whose leader is among them and that has no other
+// thread, no task is exiting (killed by an exit_group or a fatal signal,
+// or at its exit stop) or inside a system call that runs for real (an
+// execve, exit, clone, mmap... in progress: its effect would have to be
+// redone in the copy), no MAP_SHARED mapping (the copy would share it
+// with the replay) and no MADV_DONTFORK/MADV_WIPEONFORK region (absent
+// or zeroed in the copy), no preemption-point search in progress, and no
+// vfork child sharing its parent's memory.
 
-// snapshot is the replay frozen at the boundary after event `event`.
-type snapshot struct {
+// Frozen is the engine frozen at the boundary after an event.
+type Frozen struct {
 	event   uint64
 	last    *trace.Event // the event the boundary follows
 	mark    trace.Mark
@@ -77,22 +70,15 @@ type snapshot struct {
 	tasks   []snapTask
 	initial int32
 	status  unix.WaitStatus
-	tid     int32 // a live task, to name boundary positions
-	// the debugged process
-	dbgPid              int32
-	dbgExe, dbgExeName  string
-	procExe, procExeNam map[int32]string
-	procAuxv            map[int32][]byte
-	pins                int // user checkpoints that keep it
-	threads             int // tasks without a copy of their own (threads recreated on restore)
-	dead                bool
+	threads int // tasks without a copy of their own (threads recreated on thaw)
+	dead    bool
 }
 
-// snapTask is a task of a snapshot: its replayer state and its thread
+// snapTask is a task of a frozen engine: its engine state and its thread
 // state at the boundary (registers, extended state, blocked signals).
 // With src, the task's process was forked from it and t.real is the
 // stopped copy's pid; the other tasks of that process (threads) have no
-// copy (t.real is 0): they are recreated in each restored copy.
+// copy (t.real is 0): they are recreated in each thawed copy.
 type snapTask struct {
 	t      rtask
 	regs   trace.Regs
@@ -101,267 +87,26 @@ type snapTask struct {
 	src    bool
 }
 
-// SnapshotOptions configure automatic snapshots of a debug session.
-type SnapshotOptions struct {
-	// Off disables snapshots: every backwards request replays from the
-	// start of the trace.
-	Off bool
-	// Interval is the replay time between automatic snapshots (default
-	// 100ms).
-	Interval time.Duration
-	// Max bounds the automatic snapshots kept (default 32); older ones
-	// are thinned out. Snapshots kept for user checkpoints do not count.
-	Max int
-}
+// Event is the event whose boundary f stands at.
+func (f *Frozen) Event() uint64 { return f.event }
 
-// SnapshotStats counts what snapshots did in a session.
-type SnapshotStats struct {
-	Taken, Restored, Dropped, Refused int
-	// Threaded counts the snapshots taken of a multi-threaded process;
-	// ThreadsRebuilt the threads restores recreated in copies.
-	Threaded, ThreadsRebuilt int
-	Live                     int // snapshots kept now
-	// EventsReplayed counts the events replayed by all runs of the
-	// session (a measure of the cost of going backwards).
-	EventsReplayed uint64
-	// LastRunFrom is the event the last run started from (0: the start).
-	LastRunFrom uint64
-	// LastRefusal says why the last snapshot could not be taken.
-	LastRefusal string
-	// Time spent taking and restoring snapshots.
-	TakeTime, RestoreTime time.Duration
-}
+// Last is that event.
+func (f *Frozen) Last() *trace.Event { return f.last }
 
-// snapshots are a session's snapshots. They are used on the session's
-// ptrace worker only (by runs, and between runs).
-type snapshots struct {
-	opts     SnapshotOptions
-	list     []*snapshot // by event
-	want     map[uint64]int
-	lastAt   time.Time
-	replayed atomic.Uint64
-	mu       sync.Mutex // guards stats, read by SnapshotStats from any goroutine
-	stats    SnapshotStats
-}
+// Threads counts the threads thawing recreates (0: single-threaded
+// processes only).
+func (f *Frozen) Threads() int { return f.threads }
 
-func (ss *snapshots) note(f func(st *SnapshotStats)) {
-	ss.mu.Lock()
-	f(&ss.stats)
-	ss.stats.Live = len(ss.list)
-	ss.mu.Unlock()
-}
+// Dead tells whether f was killed.
+func (f *Frozen) Dead() bool { return f.dead }
 
-func newSnapshots(o SnapshotOptions) *snapshots {
-	if o.Interval <= 0 {
-		o.Interval = 100 * time.Millisecond
-	}
-	if o.Max <= 0 {
-		o.Max = 32
-	}
-	return &snapshots{opts: o, want: map[uint64]int{}}
-}
-
-func (ss *snapshots) at(n uint64) *snapshot {
-	i, ok := slices.BinarySearchFunc(ss.list, n, func(s *snapshot, n uint64) int { return cmpU64(s.event, n) })
-	if ok {
-		return ss.list[i]
-	}
-	return nil
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-// latest returns the latest snapshot at or before boundary n.
-func (ss *snapshots) latest(n uint64) *snapshot {
-	var best *snapshot
-	for _, s := range ss.list {
-		if s.event > n {
-			break
-		}
-		best = s
-	}
-	return best
-}
-
-// goalStart is the earliest event boundary a run towards g must start
-// from (at or before): a boundary base is reached at its boundary, an
-// arrival at an instruction happens while the event after the previous
-// boundary is replayed.
-func goalStart(g *goal) uint64 {
-	if g.kind == goalCountSteps {
-		return g.from
-	}
-	if g.target.Addr == 0 {
-		return g.target.Event
-	}
-	if g.target.Event == 0 {
-		return 0
-	}
-	return g.target.Event - 1
-}
-
-// forGoal picks the snapshot a run towards g starts from (nil: the start).
-func (ss *snapshots) forGoal(g *goal) *snapshot {
-	if ss == nil || g == nil || ss.opts.Off {
-		return nil
-	}
-	return ss.latest(goalStart(g))
-}
-
-// startRun notes a run that starts at event from.
-func (ss *snapshots) startRun(from uint64) {
-	ss.lastAt = time.Now()
-	ss.note(func(st *SnapshotStats) { st.LastRunFrom = from })
-}
-
-// after is called by a run at the boundary after each event: it counts
-// the event and takes a snapshot when one is due.
-func (ss *snapshots) after(rp *replayer, ev *trace.Event) {
-	ss.replayed.Add(1)
-	if ss.opts.Off {
+// Kill kills f's copies (it cannot be thawed any more).
+func (f *Frozen) Kill() {
+	if f.dead {
 		return
 	}
-	n := rp.n
-	if ss.at(n) != nil {
-		ss.lastAt = time.Now() // passing one: the clock starts again
-		return
-	}
-	pin := ss.want[n]
-	if pin == 0 && time.Since(ss.lastAt) < ss.opts.Interval {
-		return
-	}
-	t0 := time.Now()
-	sn, err := rp.takeSnapshot(ev)
-	ss.note(func(st *SnapshotStats) { st.TakeTime += time.Since(t0) })
-	if err != nil {
-		ss.note(func(st *SnapshotStats) { st.Refused++; st.LastRefusal = err.Error() })
-		// Try again a quarter interval later.
-		ss.lastAt = time.Now().Add(-ss.opts.Interval * 3 / 4)
-		return
-	}
-	sn.pins = pin
-	ss.add(sn)
-	ss.lastAt = time.Now()
-}
-
-func (ss *snapshots) add(sn *snapshot) {
-	i, _ := slices.BinarySearchFunc(ss.list, sn.event, func(s *snapshot, n uint64) int { return cmpU64(s.event, n) })
-	ss.list = slices.Insert(ss.list, i, sn)
-	ss.note(func(st *SnapshotStats) {
-		st.Taken++
-		if sn.threads > 0 {
-			st.Threaded++
-		}
-	})
-	ss.thin()
-}
-
-// thin drops automatic snapshots beyond the maximum: each time the one
-// whose removal leaves the smallest gap between its neighbours (the
-// newest is kept), so the survivors stay evenly spread.
-func (ss *snapshots) thin() {
-	for {
-		auto := 0
-		for _, s := range ss.list {
-			if s.pins == 0 {
-				auto++
-			}
-		}
-		if auto <= ss.opts.Max {
-			return
-		}
-		best, bestGap := -1, uint64(0)
-		for i, s := range ss.list[:len(ss.list)-1] {
-			if s.pins > 0 {
-				continue
-			}
-			var prev uint64
-			if i > 0 {
-				prev = ss.list[i-1].event
-			}
-			gap := ss.list[i+1].event - prev
-			if best < 0 || gap < bestGap {
-				best, bestGap = i, gap
-			}
-		}
-		if best < 0 {
-			return
-		}
-		ss.drop(ss.list[best])
-	}
-}
-
-// drop kills a snapshot's copies and forgets it.
-func (ss *snapshots) drop(sn *snapshot) {
-	if i := slices.Index(ss.list, sn); i >= 0 {
-		ss.list = slices.Delete(ss.list, i, i+1)
-	}
-	dead := sn.dead
-	ss.note(func(st *SnapshotStats) {
-		if !dead {
-			st.Dropped++
-		}
-	})
-	sn.kill()
-}
-
-// pin keeps a snapshot at boundary n for a user checkpoint: the one
-// there, or one taken now if the run stands at that boundary, or else
-// one taken the next time a run passes it.
-func (ss *snapshots) pin(rp *replayer, n uint64) {
-	ss.want[n]++
-	if ss.opts.Off {
-		return
-	}
-	if sn := ss.at(n); sn != nil {
-		sn.pins++
-		return
-	}
-	if rp != nil && rp.atBoundary && rp.n == n && rp.lastEv != nil {
-		if sn, err := rp.takeSnapshot(rp.lastEv); err == nil {
-			sn.pins = ss.want[n]
-			ss.add(sn)
-		} else {
-			ss.note(func(st *SnapshotStats) { st.Refused++; st.LastRefusal = err.Error() })
-		}
-	}
-}
-
-func (ss *snapshots) unpin(n uint64) {
-	if ss.want[n] > 0 {
-		ss.want[n]--
-		if ss.want[n] == 0 {
-			delete(ss.want, n)
-		}
-	}
-	if sn := ss.at(n); sn != nil && sn.pins > 0 {
-		sn.pins--
-		ss.thin()
-	}
-}
-
-func (ss *snapshots) killAll() {
-	for _, sn := range ss.list {
-		sn.kill()
-	}
-	ss.list = nil
-	ss.note(func(*SnapshotStats) {})
-}
-
-func (sn *snapshot) kill() {
-	if sn.dead {
-		return
-	}
-	sn.dead = true
-	for _, st := range sn.tasks {
+	f.dead = true
+	for _, st := range f.tasks {
 		killTraced(st.t.real)
 	}
 }
@@ -374,22 +119,17 @@ func killTraced(pid int) {
 	ptrace.NewThread(pid).KillAndReap()
 }
 
-// errNoSnapshot says why no snapshot can be taken at a boundary.
+// errNoSnapshot says why the engine cannot be frozen at a boundary.
 type errNoSnapshot struct{ why string }
 
 func (e errNoSnapshot) Error() string { return "no snapshot: " + e.why }
 
-// snapshotBlocker says why the replay cannot be snapshotted now ("" if
-// it can).
-func (rp *replayer) snapshotBlocker() string {
-	d := rp.dbg
+// freezeBlocker says why the engine cannot be frozen now ("" if it
+// can).
+func (rp *replayer) freezeBlocker() string {
 	switch {
-	case d == nil || !d.started:
-		return "debugging has not started"
 	case rp.point != nil:
 		return "a preemption point is being searched"
-	case d.stepTask != 0 || d.stepping != 0 || d.restoreAt != 0 || d.skipReport || d.watchStop != nil:
-		return "a step is in progress"
 	case len(rp.tasks) == 0:
 		return "no live task"
 	}
@@ -545,31 +285,26 @@ func forkUnsafeMappings(pid int) string {
 	return ""
 }
 
-// takeSnapshot freezes the replay at the current boundary (after ev).
-func (rp *replayer) takeSnapshot(ev *trace.Event) (*snapshot, error) {
-	if why := rp.snapshotBlocker(); why != "" {
+// Freeze freezes the engine at the current boundary (after ev). The
+// copy of address space p does not keep the breakpoints bps (address ->
+// original byte).
+func (rp *replayer) Freeze(ev *trace.Event, p *Proc, bps map[uint64]byte) (*Frozen, error) {
+	if why := rp.freezeBlocker(); why != "" {
 		return nil, errNoSnapshot{why}
 	}
-	d := rp.dbg
-	sn := &snapshot{event: rp.n, last: ev, mark: rp.q.r.Mark(), ahead: slices.Clone(rp.q.ahead), qerr: rp.q.err,
-		initial: rp.initial, status: rp.status, dbgPid: d.pid, dbgExe: rp.dbgExe, dbgExeName: rp.dbgExeName,
-		procExe: cloneMap(rp.procExe), procExeNam: cloneMap(rp.procExeName), procAuxv: cloneMap(rp.procAuxv)}
+	sn := &Frozen{event: rp.n, last: ev, mark: rp.q.r.Mark(), ahead: slices.Clone(rp.q.ahead), qerr: rp.q.err,
+		initial: rp.initial, status: rp.status}
 	recs := make([]int32, 0, len(rp.tasks))
 	for rec := range rp.tasks {
 		recs = append(recs, rec)
 	}
 	slices.Sort(recs)
-	sn.tid = recs[0]
-	if rp.tasks[d.pid] != nil {
-		sn.tid = d.pid
-	}
-	dbgProc := rp.debugProc()
 	perProc := map[*rproc][]*rtask{}
 	for _, rec := range recs {
 		t := rp.tasks[rec]
 		perProc[t.proc] = append(perProc[t.proc], t)
 	}
-	procs := map[*rproc]*rproc{} // replay's -> the snapshot's
+	procs := map[*rproc]*rproc{} // replay's -> the frozen one's
 	for _, rec := range recs {
 		t := rp.tasks[rec]
 		st := snapTask{}
@@ -580,27 +315,27 @@ func (rp *replayer) takeSnapshot(ev *trace.Event) (*snapshot, error) {
 			}
 		}
 		if err != nil {
-			sn.kill()
+			sn.Kill()
 			return nil, err
 		}
 		c := *t
 		c.real, c.mem = 0, nil
-		p := procs[t.proc]
-		if p == nil {
-			cp := *t.proc
-			p = &cp
-			procs[t.proc] = p
+		cp := procs[t.proc]
+		if cp == nil {
+			pc := *t.proc
+			cp = &pc
+			procs[t.proc] = cp
 		}
-		c.proc = p
+		c.proc = cp
 		if forkSource(perProc[t.proc]) == t {
-			var bps map[uint64]byte
-			if t.proc == dbgProc {
-				bps = d.bps // the copy must not keep the debugger's breakpoints
+			var keep map[uint64]byte
+			if t.proc == p {
+				keep = bps // the copy must not keep the debugger's breakpoints
 			}
 			regs := st.regs
-			pid, err := forkCopy(t.real, t.mem, &regs, bps, false)
+			pid, err := forkCopy(t.real, t.mem, &regs, keep, false)
 			if err != nil {
-				sn.kill()
+				sn.Kill()
 				return nil, fmt.Errorf("snapshot of task %d: %w", rec, err)
 			}
 			c.real, st.src = pid, true
@@ -611,14 +346,6 @@ func (rp *replayer) takeSnapshot(ev *trace.Event) (*snapshot, error) {
 		sn.tasks = append(sn.tasks, st)
 	}
 	return sn, nil
-}
-
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // forkCopy forks stopped task tid (its registers are regs) into a new
@@ -701,9 +428,10 @@ func runToSyscallStop(pid int, want ptrace.StopKind) error {
 	return err
 }
 
-// restore builds the replayer state of rp (a fresh run) from sn, with
-// new copies of its processes; rd is a reader of the trace.
-func (rp *replayer) restore(sn *snapshot, rd *trace.Reader) error {
+// Thaw builds the state of rp (a fresh engine) from sn, with new copies
+// of its processes; rd is a reader of the trace. rebuilt is told how
+// many threads each copy recreates.
+func (rp *replayer) Thaw(sn *Frozen, rd *trace.Reader, rebuilt func(threads int)) error {
 	if sn.dead {
 		return fmt.Errorf("snapshot at event %d was dropped", sn.event)
 	}
@@ -746,8 +474,8 @@ func (rp *replayer) restore(sn *snapshot, rd *trace.Reader) error {
 				threads = append(threads, o)
 			}
 		}
-		if rp.snaps != nil && len(threads) > 0 {
-			rp.snaps.note(func(st *SnapshotStats) { st.ThreadsRebuilt += len(threads) })
+		if rebuilt != nil && len(threads) > 0 {
+			rebuilt(len(threads))
 		}
 		if err := rebuildThreads(lead, &src, threads, func(t *rtask) {
 			t.proc = &p
@@ -759,22 +487,10 @@ func (rp *replayer) restore(sn *snapshot, rd *trace.Reader) error {
 	}
 	rp.n, rp.initial, rp.status = sn.event, sn.initial, sn.status
 	rp.q = queue{r: rd, ahead: slices.Clone(sn.ahead), err: sn.qerr}
-	rp.dbgExe, rp.dbgExeName = sn.dbgExe, sn.dbgExeName
-	rp.procExe, rp.procExeName, rp.procAuxv = cloneMap(sn.procExe), cloneMap(sn.procExeNam), cloneMap(sn.procAuxv)
 	rp.lastEv, rp.atBoundary = sn.last, true
 	if sn.last != nil {
 		rp.evTime = sn.last.Time
 	}
-	d := rp.dbg
-	d.pid, d.started = sn.dbgPid, true
-	// The breakpoints, as when debugging starts (afterEvent).
-	for a := range d.user {
-		_ = rp.insertBreakpoint(a)
-	}
-	if g := d.goal; g != nil && g.target.Addr != 0 && !markedAddr(g.target.Addr) && !g.target.Watch {
-		_ = rp.insertBreakpoint(g.target.Addr)
-	}
-	rp.snapshotWatches()
 	return nil
 }
 
@@ -888,70 +604,4 @@ func killTasks(ts []*rtask) {
 			time.Sleep(100 * time.Microsecond)
 		}
 	}
-}
-
-// scanBack finds the last breakpoint hit (or signal stop, or watched
-// change) before target, as a goalScan run does, but chunk by chunk:
-// from the latest snapshot before target up to target, then from the
-// snapshot before that up to the first one, and so on; so the cost is
-// proportional to the distance to the hit, not to the position.
-func (s *Session) scanBack(target Pos) (*goal, error) {
-	chunk := target
-	var sn *snapshot
-	if !s.snaps.opts.Off {
-		sn = s.snaps.latest(goalStart(&goal{kind: goalScan, target: target}))
-	}
-	for {
-		g := &goal{kind: goalScan, target: chunk}
-		if _, err := s.startRunFrom(g, sn); err != nil && !isEnd(err) {
-			return g, err
-		}
-		if sn == nil || g.last != nil || g.lastWatchEvent != 0 || g.changedInTarget {
-			return g, nil
-		}
-		// Nothing between sn and chunk: look before sn.
-		chunk = Pos{Event: sn.event, Tid: sn.tid}
-		if sn.event == 0 {
-			sn = nil
-		} else {
-			sn = s.snaps.latest(sn.event - 1)
-		}
-	}
-}
-
-// SnapshotStats returns the session's snapshot counters.
-func (s *Session) SnapshotStats() SnapshotStats {
-	s.snaps.mu.Lock()
-	st := s.snaps.stats
-	s.snaps.mu.Unlock()
-	st.EventsReplayed = s.snaps.replayed.Load()
-	return st
-}
-
-// pinSnapshot keeps a snapshot for checkpoint n (at the boundary a run
-// to it starts from).
-func (s *Session) pinSnapshot(n int) {
-	p, ok := s.ckpts[n]
-	if !ok || s.w == nil {
-		return
-	}
-	b := goalStart(&goal{kind: goalReach, target: p})
-	s.ckptAt[n] = b
-	s.onWorker(func() {
-		var rp *replayer
-		if s.cur != nil {
-			rp = s.cur.rp
-		}
-		s.snaps.pin(rp, b)
-	})
-}
-
-// unpinSnapshot releases the snapshot kept for checkpoint n.
-func (s *Session) unpinSnapshot(n int) {
-	b, ok := s.ckptAt[n]
-	if !ok || s.w == nil {
-		return
-	}
-	delete(s.ckptAt, n)
-	s.onWorker(func() { s.snaps.unpin(b) })
 }

@@ -1,4 +1,4 @@
-package replay_test
+package session_test
 
 import (
 	"fmt"
@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/gorr-debugger/gorr/internal/record"
-	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/session"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -100,10 +100,10 @@ func recordGo(t testing.TB, src string) string {
 // stressSnapshots takes a snapshot at every boundary where one can be
 // taken, then goes to many events from them and compares with runs from
 // the start.
-func stressSnapshots(t *testing.T, traceDir string) replay.SnapshotStats {
-	ref, _ := openSession(t, traceDir, replay.SnapshotOptions{Off: true})
-	s, _ := openSession(t, traceDir, replay.SnapshotOptions{Interval: time.Nanosecond, Max: 100000})
-	var end replay.DebugStop
+func stressSnapshots(t *testing.T, traceDir string) session.SnapshotStats {
+	ref, _ := openSession(t, traceDir, session.SnapshotOptions{Off: true})
+	s, _ := openSession(t, traceDir, session.SnapshotOptions{Interval: time.Nanosecond, Max: 100000})
+	var end session.DebugStop
 	deadline(t, time.Minute, "continue to the end", func() {
 		var err error
 		end, err = s.Continue()
@@ -122,7 +122,7 @@ func stressSnapshots(t *testing.T, traceDir string) replay.SnapshotStats {
 	}
 	step := max(end.Event/40, 1)
 	for e := uint64(3); e < end.Event; e += step {
-		var a, b replay.DebugStop
+		var a, b session.DebugStop
 		var errA, errB error
 		deadline(t, time.Minute, fmt.Sprintf("goto %d", e), func() {
 			a, errA = ref.Goto(e)
@@ -144,7 +144,7 @@ func stressSnapshots(t *testing.T, traceDir string) replay.SnapshotStats {
 	deadline(t, time.Minute, "continue", func() {
 		for i := 0; i < 10; i++ {
 			st, err := s.Continue()
-			if err != nil || st.Kind == replay.StopExited {
+			if err != nil || st.Kind == session.StopExited {
 				return
 			}
 		}

@@ -1,0 +1,118 @@
+package replay_test
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// passiveDriver plans nothing (no steps, breakpoints or read watches):
+// the engine must replay as without a driver. onEvent, when set, runs at
+// every boundary.
+type passiveDriver struct {
+	onEvent func(ev *trace.Event) error
+}
+
+func (d *passiveDriver) EventDone(ev *trace.Event) error {
+	if d.onEvent != nil {
+		return d.onEvent(ev)
+	}
+	return nil
+}
+func (*passiveDriver) StepDue(*replay.Task) bool                   { return false }
+func (*passiveDriver) Resuming(bool)                               {}
+func (*passiveDriver) StepStarted()                                {}
+func (*passiveDriver) StepEndsAtBoundary(*replay.Task)             {}
+func (*passiveDriver) Trap(*replay.Task, int, *bool) (bool, error) { return false, nil }
+func (*passiveDriver) BeforeExit(*replay.Task) error               { return nil }
+func (*passiveDriver) BeforeExec(*replay.Task) error               { return nil }
+func (*passiveDriver) SignalStop(*replay.Task, int) error          { return nil }
+func (*passiveDriver) ReadWatching(*replay.Task) bool              { return false }
+func (*passiveDriver) ReadWatchStart(*replay.Task, replay.Pos)     {}
+func (*passiveDriver) ReadWatchStepsFirst() bool                   { return false }
+func (*passiveDriver) ReadWatchOnly(*replay.Task) bool             { return false }
+func (*passiveDriver) Breakpoints(*replay.Task) map[uint64]byte    { return nil }
+func (*passiveDriver) AdoptBreakpoint(uint64, byte)                {}
+
+// TestDriverBoundaries runs the engine under a driver that plans
+// nothing: it is told of every event at its boundary, in order, and the
+// replay is the recording's; then it freezes the engine at a boundary
+// and thaws it into a fresh engine, which replays the rest of the trace
+// (the output after that boundary and the exit status).
+func TestDriverBoundaries(t *testing.T) {
+	dir, recorded := recordShell(t, "echo $$ $RANDOM; echo $$; exit 7")
+	runtime.LockOSThread() // the engine's, the frozen copies' and the thawed engine's tracer
+	defer runtime.UnlockOSThread()
+	stub, err := tracee.WriteStub(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd, err := trace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var out bytes.Buffer
+	var e *replay.Engine
+	var seen uint64
+	var frozen *replay.Frozen
+	var outAtFreeze int
+	var refusals int
+	drv := &passiveDriver{onEvent: func(ev *trace.Event) error {
+		seen++
+		if e.Event() != seen || e.Boundary() != ev {
+			t.Errorf("boundary %d: engine at event %d, boundary %v", seen, e.Event(), e.Boundary() != nil)
+		}
+		if frozen == nil && out.Len() > 0 { // after the first line
+			f, err := e.Freeze(ev, nil, nil)
+			if err != nil {
+				refusals++
+				return nil
+			}
+			frozen, outAtFreeze = f, out.Len()
+		}
+		return nil
+	}}
+	e = replay.NewEngine(replay.Options{Reader: rd, Stdout: &out, Stderr: &out, BindCPU: -1}, stub, 0, drv)
+	res, err := e.Run()
+	e.KillAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen != res.Events || !bytes.Equal(out.Bytes(), recorded) || res.Status.ExitStatus() != 7 {
+		t.Fatalf("driver saw %d of %d events; replay printed %q status %d, recorded %q status 7",
+			seen, res.Events, out.Bytes(), res.Status.ExitStatus(), recorded)
+	}
+	if frozen == nil {
+		t.Fatalf("the engine could not be frozen at any boundary (%d refusals)", refusals)
+	}
+	defer frozen.Kill()
+	if outAtFreeze == 0 || outAtFreeze >= len(recorded) {
+		t.Fatalf("frozen with %d of %d bytes of output written: not between the two lines", outAtFreeze, len(recorded))
+	}
+	t.Logf("frozen at event %d of %d (%d refusals before)", frozen.Event(), res.Events, refusals)
+
+	rd2, err := trace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd2.Close()
+	var rest bytes.Buffer
+	e2 := replay.NewEngine(replay.Options{Reader: rd2, Stdout: &rest, Stderr: &rest, BindCPU: -1}, stub, frozen.Event(), &passiveDriver{})
+	if err := e2.Thaw(frozen, rd2, nil); err != nil {
+		t.Fatal(err)
+	}
+	res2, err := e2.Run()
+	e2.KillAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(rest.Bytes(), recorded[outAtFreeze:]) || res2.Status.ExitStatus() != 7 || res2.Events != res.Events {
+		t.Fatalf("thawed replay printed %q status %d after %d events, want %q status 7 after %d",
+			rest.Bytes(), res2.Status.ExitStatus(), res2.Events, recorded[outAtFreeze:], res.Events)
+	}
+}

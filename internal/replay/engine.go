@@ -1,0 +1,222 @@
+package replay
+
+import (
+	"slices"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
+)
+
+// The operations a debugger session (internal/session) uses to drive
+// the engine. The session calls them on the engine's ptrace thread,
+// between events or from inside a Driver hook.
+
+// Engine is one replay of a trace, the replayer (the alias keeps the
+// engine files' own names).
+type Engine = replayer
+
+// Task is a replayed task: a recorded thread and the real one that
+// re-executes it.
+type Task = rtask
+
+// Proc is the engine's state of one replayed address space; tasks with
+// the same *Proc share their memory.
+type Proc = rproc
+
+// NewEngine prepares a replay of opts.Reader driven by drv, which runs
+// the replay stub at stub; the output of events up to echoFrom is not
+// written again (a debugger went back over it).
+func NewEngine(opts Options, stub string, echoFrom uint64, drv Driver) *Engine {
+	return &replayer{opts: opts, q: queue{r: opts.Reader}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{},
+		echoFrom: echoFrom, stub: stub, drv: drv}
+}
+
+// Run replays events until the end of the trace (io.EOF is not an
+// error), a divergence, or an error returned by the driver.
+func (rp *replayer) Run() (*Result, error) { return rp.run() }
+
+// KillAll kills and reaps every replayed task.
+func (rp *replayer) KillAll() { rp.killAll() }
+
+// Options are the engine's options.
+func (rp *replayer) Options() Options { return rp.opts }
+
+// SetReader starts the event stream again from rd (a fresh run).
+func (rp *replayer) SetReader(rd *trace.Reader) {
+	rp.opts.Reader = rd
+	rp.q = queue{r: rd}
+}
+
+// Event is the number of the event being replayed, or, at a boundary,
+// of the last one replayed.
+func (rp *replayer) Event() uint64 { return rp.n }
+
+// Status is the recorded wait status of the initial process (once it
+// exited).
+func (rp *replayer) Status() unix.WaitStatus { return rp.status }
+
+// EventTime is the recording time of the last event (ns since the
+// start of the recording; 0 for traces without event times).
+func (rp *replayer) EventTime() uint64 { return rp.evTime }
+
+// Boundary returns the last event when the replay stands at the
+// boundary after it, else nil.
+func (rp *replayer) Boundary() *trace.Event {
+	if !rp.atBoundary {
+		return nil
+	}
+	return rp.lastEv
+}
+
+// Task returns the replayed task of recorded thread tid (nil if replay
+// has none).
+func (rp *replayer) Task(tid int32) *Task { return rp.tasks[tid] }
+
+// Tasks lists the replayed tasks by recorded tid.
+func (rp *replayer) Tasks() []*Task {
+	out := make([]*Task, 0, len(rp.tasks))
+	for _, t := range rp.tasks {
+		out = append(out, t)
+	}
+	slices.SortFunc(out, func(a, b *Task) int { return int(a.rec) - int(b.rec) })
+	return out
+}
+
+// RegsOf returns the general registers of recorded thread tid (zero if
+// replay has no such task).
+func (rp *replayer) RegsOf(tid int32) trace.Regs {
+	if t := rp.tasks[tid]; t != nil {
+		r, _ := t.thread().GetRegs()
+		return r
+	}
+	return trace.Regs{}
+}
+
+// StepInsn single-steps t (see stepInsn).
+func (rp *replayer) StepInsn(t *Task) error { return rp.stepInsn(t) }
+
+// ResumeStep executes one instruction of t held at a stop (applying a
+// pending system-call restart first); a system call instruction stops
+// at its entry without running (PTRACE_SYSEMU_SINGLESTEP).
+func (rp *replayer) ResumeStep(t *Task) error {
+	if err := rp.resume(t, -1); err != nil {
+		return err
+	}
+	return rp.stepInsn(t)
+}
+
+// Logf writes to the replay's verbose log.
+func (rp *replayer) Logf(format string, args ...any) { rp.logf(format, args...) }
+
+// Preemption-point searches (preempt.go) borrow code bytes that the
+// debugger's breakpoints and steps must know about.
+
+// InPad tells whether rip is inside the pad of the search under way (a
+// debugger's single steps pass through it without stopping).
+func (rp *replayer) InPad(rip uint64) bool { return rp.inPad(rip) }
+
+// PadAt returns the original code of the site a search's pad relocates
+// when t stands at that site (pc), which then runs as one step.
+func (rp *replayer) PadAt(t *Task, pc uint64) ([]byte, bool) {
+	if ps := rp.point; ps != nil && ps.pad != nil && ps.t == t && pc == ps.pad.Site {
+		return ps.padOrig, true
+	}
+	return nil, false
+}
+
+// PausePoint stops the clock of a search under way while the debugger's
+// user looks at a stop; the returned function starts it again.
+func (rp *replayer) PausePoint() (restart func()) {
+	if ps := rp.point; ps != nil && ps.timer != nil {
+		ps.timer.Stop()
+		return func() { ps.timer.Reset(pointDeadline) }
+	}
+	return func() {}
+}
+
+// MakeRoomForBreakpoint prepares a search under way in t's address
+// space for a debugger breakpoint at addr (the caller plants it).
+func (rp *replayer) MakeRoomForBreakpoint(t *Task, addr uint64) error {
+	if ps := rp.point; ps != nil && ps.t.proc == t.proc {
+		return rp.pointYield(ps, addr)
+	}
+	return nil
+}
+
+// ReclaimBreakpoint removes the debugger's breakpoint at addr (original
+// byte orig) in p when it lies in the site of a search under way there;
+// it returns false (and does nothing) otherwise.
+func (rp *replayer) ReclaimBreakpoint(p *Proc, addr uint64, orig byte) (bool, error) {
+	if ps := rp.point; ps != nil && ps.t.proc == p && addr >= ps.site && addr < ps.site+uint64(ps.n) {
+		return true, rp.pointReclaim(ps, addr, orig)
+	}
+	return false, nil
+}
+
+// PointOrig returns the original bytes under the pad or breakpoint of a
+// search under way in t's address space, which a diversion's copy gets
+// back (nil: none).
+func (rp *replayer) PointOrig(t *Task) map[uint64][]byte {
+	if ps := rp.point; ps != nil && ps.t.proc == t.proc {
+		return pointOrig(ps)
+	}
+	return nil
+}
+
+// pointOrig is the original bytes under the pad or breakpoint of a
+// preemption-point search under way.
+func pointOrig(ps *pointSearch) map[uint64][]byte {
+	if ps == nil {
+		return nil
+	}
+	if ps.pad != nil {
+		return map[uint64][]byte{ps.pad.Site: ps.padOrig}
+	}
+	if ps.ownBp {
+		return map[uint64][]byte{ps.site: {ps.orig}}
+	}
+	return nil
+}
+
+// SameRegs compares registers as divergence checks do (ignoring the
+// trap and resume flags a debugger's single steps leave behind).
+func SameRegs(a, b *trace.Regs) bool { return len(compareRegs(a, b)) == 0 }
+
+// Rec is the task's recorded tid.
+func (t *rtask) Rec() int32 { return t.rec }
+
+// Real is the tid of the real thread that replays the task.
+func (t *rtask) Real() int { return t.real }
+
+// Thread is the real thread's ptrace handle.
+func (t *rtask) Thread() ptrace.Thread { return t.thread() }
+
+// Mem is the task's memory.
+func (t *rtask) Mem() *tracee.Mem { return t.mem }
+
+// Proc is the task's address space.
+func (t *rtask) Proc() *Proc { return t.proc }
+
+// Gone tells whether the task has exited for real.
+func (t *rtask) Gone() bool { return t.gone }
+
+// InCall tells whether the task entered a system call whose exit event
+// is still to come.
+func (t *rtask) InCall() bool { return t.inCall }
+
+// Executing tells whether the system call the task is held at runs for
+// real.
+func (t *rtask) Executing() bool { return t.executing }
+
+// LastEntry is the number of the task's last syscall-entry event.
+func (t *rtask) LastEntry() uint64 { return t.lastEntry }
+
+// OthersSinceEntry tells whether another task had an event after this
+// one's last syscall entry (it was blocked while they ran); kept when a
+// driver is set.
+func (t *rtask) OthersSinceEntry() bool { return t.othersSinceEntry }
+
+func (rp *replayer) resumeStep(t *rtask) error { return rp.ResumeStep(t) }
