@@ -392,7 +392,9 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 	}
 	// The kernel kills the caller's other threads and waits for them
 	// before the exec completes; they stop at PTRACE_EVENT_EXIT and must
-	// be let go. The exec event arrives under the leader's tid.
+	// be let go. The exec event arrives under the leader's tid. Several
+	// threads are waited for at once, so this polls each (Thread.Poll)
+	// rather than running one of them with RunUntil.
 	var siblings []*rtask
 	for _, o := range rp.tasks {
 		if o != t && o.proc == t.proc && !o.gone {
