@@ -90,17 +90,21 @@ func (th Thread) loop(wait func() (Stop, error), mode int, next func(Stop) (Acti
 		if a.op == opAccept || err != nil {
 			return st, err
 		}
-		if a.op == opResumed {
-			continue
-		}
-		m := mode
-		if a.mode != 0 {
-			m = a.mode
-		}
-		if err := th.Resume(m, a.sig); err != nil {
+		if err := th.apply(a, mode); err != nil {
 			return st, err
 		}
 	}
+}
+
+// apply carries out an action other than Accept, mode being the run's.
+func (th Thread) apply(a Action, mode int) error {
+	if a.op == opResumed {
+		return nil
+	}
+	if a.mode != 0 {
+		mode = a.mode
+	}
+	return th.Resume(mode, a.sig)
 }
 
 // PollUntil waits without blocking for a thread that runs towards an end
@@ -122,13 +126,7 @@ func (th Thread) PollUntil(done func() bool, next func(Stop) (Action, error)) (s
 			if a.op == opAccept || err != nil {
 				return st, true, err
 			}
-			if a.op != opResumed {
-				m := Cont
-				if a.mode != 0 {
-					m = a.mode
-				}
-				_ = th.Resume(m, a.sig) // a death meanwhile: the next poll reports it
-			}
+			_ = th.apply(a, Cont) // a death meanwhile: the next poll reports it
 		}
 		if done() {
 			return Stop{}, false, nil
@@ -147,7 +145,8 @@ func (th Thread) KillAndReap() {
 		if st.Kind == StopExited {
 			return Accept, nil
 		}
-		return Again, nil
+		_ = th.Resume(Cont, 0) // a death meanwhile: the next wait reaps it
+		return Resumed, nil
 	})
 }
 
