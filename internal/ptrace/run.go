@@ -9,8 +9,9 @@ import (
 // Action tells RunUntil and WaitUntil what to do after a stop.
 type Action struct {
 	op   actionOp
-	mode int // resume mode for this once (0: the run's)
-	sig  int
+	mode int  // resume mode for this once (0: the run's)
+	sig  int  // signal delivered by the resume
+	lax  bool // a resume error does not end the run
 }
 
 type actionOp uint8
@@ -30,6 +31,10 @@ var (
 	// Resumed waits again without resuming: the caller resumed the
 	// thread itself.
 	Resumed = Action{op: opResumed}
+	// Onward is Again for a thread on its way to its end: a resume error
+	// (the thread died meanwhile, SIGKILL) does not end the run, the next
+	// wait reports the death.
+	Onward = Action{op: opAgain, lax: true}
 )
 
 // AcceptIf is Accept if ok, else Again.
@@ -104,7 +109,10 @@ func (th Thread) apply(a Action, mode int) error {
 	if a.mode != 0 {
 		mode = a.mode
 	}
-	return th.Resume(mode, a.sig)
+	if err := th.Resume(mode, a.sig); err != nil && !a.lax {
+		return err
+	}
+	return nil
 }
 
 // PollUntil waits without blocking for a thread that runs towards an end
@@ -145,8 +153,7 @@ func (th Thread) KillAndReap() {
 		if st.Kind == StopExited {
 			return Accept, nil
 		}
-		_ = th.Resume(Cont, 0) // a death meanwhile: the next wait reaps it
-		return Resumed, nil
+		return Onward, nil
 	})
 }
 

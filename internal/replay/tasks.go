@@ -313,7 +313,7 @@ func (rp *replayer) exit(ev *trace.Event) error {
 	case status.Signaled():
 		_ = unix.Kill(t.real, unix.SIGKILL)
 	}
-	// A wait or resume error ends the wait: the task is gone.
+	// A wait error ends the wait: the task is gone.
 	var werr error
 	_, _ = t.thread().WaitUntil(ptrace.Cont, func(st ptrace.Stop) (ptrace.Action, error) {
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
@@ -321,7 +321,10 @@ func (rp *replayer) exit(ev *trace.Event) error {
 				return ptrace.Accept, werr
 			}
 		}
-		return ptrace.AcceptIf(st.Kind == ptrace.StopExited), nil
+		if st.Kind == ptrace.StopExited {
+			return ptrace.Accept, nil
+		}
+		return ptrace.Onward, nil
 	})
 	return werr
 }
@@ -348,7 +351,10 @@ func signalName(sig int) string { return fmt.Sprintf("signal %d", sig) }
 // until its threads are gone, so we only wait until it is one.
 func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
 	st, err := t.thread().RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
-		return ptrace.AcceptIf(st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT), nil
+		if st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+			return ptrace.Accept, nil
+		}
+		return ptrace.Onward, nil
 	})
 	if err != nil {
 		return err
