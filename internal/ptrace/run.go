@@ -9,8 +9,9 @@ import (
 // Action tells RunUntil and WaitUntil what to do after a stop.
 type Action struct {
 	op   actionOp
-	mode int // resume mode for this once (0: the run's)
-	sig  int
+	mode int  // resume mode for this once (0: the run's)
+	sig  int  // signal delivered by the resume
+	lax  bool // a resume error does not end the run
 }
 
 type actionOp uint8
@@ -30,6 +31,10 @@ var (
 	// Resumed waits again without resuming: the caller resumed the
 	// thread itself.
 	Resumed = Action{op: opResumed}
+	// Onward is Again for a thread on its way to its end: a resume error
+	// (the thread died meanwhile, SIGKILL) does not end the run, the next
+	// wait reports the death.
+	Onward = Action{op: opAgain, lax: true}
 )
 
 // AcceptIf is Accept if ok, else Again.
@@ -90,17 +95,24 @@ func (th Thread) loop(wait func() (Stop, error), mode int, next func(Stop) (Acti
 		if a.op == opAccept || err != nil {
 			return st, err
 		}
-		if a.op == opResumed {
-			continue
-		}
-		m := mode
-		if a.mode != 0 {
-			m = a.mode
-		}
-		if err := th.Resume(m, a.sig); err != nil {
+		if err := th.apply(a, mode); err != nil {
 			return st, err
 		}
 	}
+}
+
+// apply carries out an action other than Accept, mode being the run's.
+func (th Thread) apply(a Action, mode int) error {
+	if a.op == opResumed {
+		return nil
+	}
+	if a.mode != 0 {
+		mode = a.mode
+	}
+	if err := th.Resume(mode, a.sig); err != nil && !a.lax {
+		return err
+	}
+	return nil
 }
 
 // PollUntil waits without blocking for a thread that runs towards an end
@@ -122,13 +134,7 @@ func (th Thread) PollUntil(done func() bool, next func(Stop) (Action, error)) (s
 			if a.op == opAccept || err != nil {
 				return st, true, err
 			}
-			if a.op != opResumed {
-				m := Cont
-				if a.mode != 0 {
-					m = a.mode
-				}
-				_ = th.Resume(m, a.sig) // a death meanwhile: the next poll reports it
-			}
+			_ = th.apply(a, Cont) // a death meanwhile: the next poll reports it
 		}
 		if done() {
 			return Stop{}, false, nil
@@ -147,7 +153,7 @@ func (th Thread) KillAndReap() {
 		if st.Kind == StopExited {
 			return Accept, nil
 		}
-		return Again, nil
+		return Onward, nil
 	})
 }
 

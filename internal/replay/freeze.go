@@ -574,34 +574,12 @@ func threadState(tid int, at uint64, st *snapTask) error {
 // killTasks kills and reaps the given tasks (threads of the same
 // processes included), closing their memory.
 func killTasks(ts []*rtask) {
-	live := map[int]bool{}
+	var threads []ptrace.Thread
 	for _, t := range ts {
 		if t.mem != nil {
 			_ = t.mem.Close()
 		}
-		if t.real > 0 {
-			live[t.real] = true
-			_ = unix.Kill(t.real, unix.SIGKILL)
-		}
+		threads = append(threads, t.thread())
 	}
-	// A thread-group leader is reported only after its threads.
-	deadline := time.Now().Add(5 * time.Second)
-	for len(live) > 0 && time.Now().Before(deadline) {
-		progressed := false
-		for tid := range live {
-			st, ok, err := ptrace.NewThread(tid).Poll()
-			if err != nil || (ok && st.Kind == ptrace.StopExited) {
-				delete(live, tid)
-				progressed = true
-				continue
-			}
-			if ok {
-				progressed = true
-				_ = ptrace.NewThread(tid).Resume(ptrace.Cont, 0)
-			}
-		}
-		if !progressed {
-			time.Sleep(100 * time.Microsecond)
-		}
-	}
+	ptrace.KillAll(threads, 5*time.Second)
 }

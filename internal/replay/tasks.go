@@ -382,7 +382,7 @@ func (rp *replayer) exit(ev *trace.Event) error {
 		// stop.)
 		rp.killGroup(t)
 	}
-	// A wait or resume error ends the wait: the task is gone.
+	// A wait error ends the wait: the task is gone.
 	var werr error
 	_, _ = t.thread().WaitUntil(ptrace.Cont, func(st ptrace.Stop) (ptrace.Action, error) {
 		if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
@@ -390,7 +390,10 @@ func (rp *replayer) exit(ev *trace.Event) error {
 				return ptrace.Accept, werr
 			}
 		}
-		return ptrace.AcceptIf(st.Kind == ptrace.StopExited), nil
+		if st.Kind == ptrace.StopExited {
+			return ptrace.Accept, nil
+		}
+		return ptrace.Onward, nil
 	})
 	return werr
 }
@@ -421,7 +424,10 @@ func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
 		group = rp.threadGroup(t)
 	}
 	st, err := t.thread().RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
-		return ptrace.AcceptIf(st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT), nil
+		if st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+			return ptrace.Accept, nil
+		}
+		return ptrace.Onward, nil
 	})
 	if err != nil {
 		return err
@@ -472,7 +478,9 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 	}
 	// The kernel kills the caller's other threads and waits for them
 	// before the exec completes; they stop at PTRACE_EVENT_EXIT and must
-	// be let go. The exec event arrives under the leader's tid.
+	// be let go. The exec event arrives under the leader's tid. Several
+	// threads are waited for at once, so this polls each (Thread.Poll)
+	// rather than running one of them with RunUntil.
 	var siblings []*rtask
 	for _, o := range rp.tasks {
 		if o != t && o.proc == t.proc && !o.gone {
