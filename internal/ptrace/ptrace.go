@@ -2,18 +2,21 @@
 // calls. Requests are methods of Thread, a traced thread; a wait result
 // is decoded into a typed Stop (system-call entry or exit, signal,
 // PTRACE_EVENT_*, exit); Thread.RunUntil and Thread.WaitUntil are the one
-// resume-and-wait loop, driven by an Action per stop.
+// resume-and-wait loop, driven by an Action per stop. Tracee memory is not
+// read or written through ptrace (PEEKDATA, POKEDATA) but through
+// /proc/pid/mem, in internal/tracee.
 //
 // The locked-thread rule: the kernel ties a tracee to the OS thread that
 // attached it (PTRACE_TRACEME's child belongs to the thread that forked
-// it), and answers ptrace requests and waits from any other thread as if
-// the tracee did not exist: ESRCH from ptrace, ECHILD from wait4. A Go
-// goroutine may move between OS threads at any time, so the goroutine that
-// starts or attaches tracees calls runtime.LockOSThread first, and every
-// function and method of this package is called from that goroutine only,
-// for as long as the tracees live. Nothing here checks it: a call from
-// elsewhere just fails with ESRCH or ECHILD, which callers would take for
-// a vanished task.
+// it), and answers ptrace requests from any other thread as if the tracee
+// did not exist, with ESRCH. (Waits do see the tracees of the other
+// threads of the process, so a wait from the wrong thread may even take a
+// stop the tracer then cannot act on.) A Go goroutine may move between OS
+// threads at any time, so the goroutine that starts or attaches tracees
+// calls runtime.LockOSThread first, and every function and method of this
+// package is called from that goroutine only, for as long as the tracees
+// live. Nothing here checks it: a request from elsewhere just fails with
+// ESRCH, which callers would take for a vanished task.
 package ptrace
 
 import (

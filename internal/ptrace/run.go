@@ -103,6 +103,40 @@ func (th Thread) loop(wait func() (Stop, error), mode int, next func(Stop) (Acti
 	}
 }
 
+// PollUntil waits without blocking for a thread that runs towards an end
+// no stop reports, such as a thread-group leader becoming a zombie (its
+// exit is reported only after its threads'): it polls for the thread's
+// stops, asking next about each as WaitUntil does (resumes are with
+// Cont), and between polls asks done, with a growing sleep (up to a
+// millisecond) in between. It returns the stop next accepted (stopped),
+// or stopped=false once done says so. Resume errors are ignored: a thread
+// that died meanwhile is reported by the next poll.
+func (th Thread) PollUntil(done func() bool, next func(Stop) (Action, error)) (st Stop, stopped bool, err error) {
+	for i := 0; ; i++ {
+		st, ok, err := th.Poll()
+		if err != nil {
+			return st, false, err
+		}
+		if ok {
+			a, err := next(st)
+			if a.op == opAccept || err != nil {
+				return st, true, err
+			}
+			if a.op != opResumed {
+				m := Cont
+				if a.mode != 0 {
+					m = a.mode
+				}
+				_ = th.Resume(m, a.sig) // a death meanwhile: the next poll reports it
+			}
+		}
+		if done() {
+			return Stop{}, false, nil
+		}
+		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
+	}
+}
+
 // KillAndReap kills the thread's process with SIGKILL and waits until the
 // thread is gone, letting it on from the stops (PTRACE_EVENT_EXIT) it
 // still reports. Resume errors are ignored: a task that died meanwhile is

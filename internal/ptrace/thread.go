@@ -17,9 +17,9 @@ import (
 // Every method must be called from the OS thread that traces it: the
 // goroutine that started or attached the tracee, locked to its thread with
 // runtime.LockOSThread (see the package doc). From any other thread the
-// kernel treats the tracee as not traced and the request fails with ESRCH
-// (a wait with ECHILD), exactly as if the task had died. Requests other
-// than the resumes and waits also need the thread to be in a ptrace stop.
+// kernel treats the tracee as not traced and the request fails with ESRCH,
+// exactly as if the task had died. Every request, resumes included, also
+// needs the thread to be in a ptrace stop; waits do not.
 //
 // A Thread is a small value; copy it freely. Its zero value is no thread.
 type Thread struct {

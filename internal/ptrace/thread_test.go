@@ -206,3 +206,83 @@ func TestWaitUntilActions(t *testing.T) {
 		t.Fatalf("signals %v, end %v; want USR1, USR2, TERM and death by SIGTERM", seen, st)
 	}
 }
+
+// deep calls f under n frames of a small function.
+//
+//go:noinline
+func deep(n int, f func()) {
+	if n == 0 {
+		f()
+		return
+	}
+	deep(n-1, f)
+}
+
+// TestRequestsSurviveStackGrowth reads registers and syscall info ever
+// deeper on the goroutine's stack, so that the stack grows (is copied
+// elsewhere) right inside the request at every doubling: a buffer on the
+// stack must still be where the kernel writes it.
+func TestRequestsSurviveStackGrowth(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	th := startTraced(t, 20*time.Second, "/bin/true")
+	st, err := th.RunUntil(Syscall, 0, AcceptAny)
+	if err != nil || st.Kind != StopSyscallEntry {
+		t.Fatalf("first stop: %v, %v; want a system-call entry", st, err)
+	}
+	want, err := th.GetRegs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for d := 0; d < 2000; d++ {
+		deep(d, func() {
+			r, e := th.GetRegs()
+			if e != nil {
+				err = e
+				return
+			}
+			if r != want {
+				t.Errorf("depth %d: registers read as rip 0x%x orig_rax %d, want 0x%x %d", d, r[RIP], int64(r[ORIGRAX]), want[RIP], int64(want[ORIGRAX]))
+			}
+			info, e := th.GetSyscallInfo()
+			if e != nil {
+				err = e
+				return
+			}
+			if info.Op != unix.PTRACE_SYSCALL_INFO_ENTRY || info.Nr != want[ORIGRAX] {
+				t.Errorf("depth %d: syscall info op %d nr %d, want the entry of %d", d, info.Op, info.Nr, want[ORIGRAX])
+			}
+		})
+		if err != nil || t.Failed() {
+			break
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPollUntil polls a traced sleeper until a condition holds, then
+// until its death by a signal.
+func TestPollUntil(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	th := startTraced(t, 20*time.Second, "/bin/sleep", "30")
+	if err := th.Resume(Cont, 0); err != nil {
+		t.Fatal(err)
+	}
+	polls := 0
+	_, stopped, err := th.PollUntil(func() bool { polls++; return polls == 5 }, AcceptAny)
+	if err != nil || stopped || polls != 5 {
+		t.Fatalf("poll of a sleeper: stopped %v after %d polls, %v", stopped, polls, err)
+	}
+	if err := unix.Kill(th.Tid(), unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	st, stopped, err := th.PollUntil(func() bool { return false }, func(st Stop) (Action, error) {
+		return AcceptIf(st.Kind == StopExited), nil
+	})
+	if err != nil || !stopped || st.Signal != int(unix.SIGKILL) {
+		t.Fatalf("poll until death: %v stopped %v, %v", st, stopped, err)
+	}
+}

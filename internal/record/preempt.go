@@ -310,7 +310,7 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 	maps, _ := tracee.Maps(t.tid)
 	skip, full := r.inFlightOutputs(t)
 	if full {
-		if d, ok := deadStack(maps, regs[ptrace.RSP]); ok {
+		if d, ok := deadStack(maps, regs[ptrace.RSP], regs[ptrace.FSBASE]); ok {
 			skip = append(skip, d)
 		}
 		var sums []asyncpoint.PageSum
@@ -395,6 +395,15 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 // may use without moving rsp (live state of the interrupted code).
 const redZone = 128
 
+// maxGuard bounds the guard below a pthread stack (glibc puts one page
+// there, musl two, unless pthread_attr_setguardsize asks for more: such a
+// thread keeps its dead stack in the identity); tcbWindow bounds how far
+// below the top of its stack a thread's TCB lies.
+const (
+	maxGuard  = 16 << 10
+	tcbWindow = 64 << 10
+)
+
 // deadStack returns the bytes of the thread's stack below rsp and its red
 // zone, which a point's identity leaves out (they join the event's Skip):
 // nothing the thread does from the point on can depend on them (a call
@@ -404,16 +413,24 @@ const redZone = 128
 // considers its state in use, so stale bytes below rsp differed between
 // record and replay and a pad comparing the stack page never matched
 // (preempt_alarm_flag under load). Only a mapping that is certainly a
-// stack qualifies: the main thread's [stack], or an anonymous mapping
-// directly above a PROT_NONE guard (a pthread stack); stacks carved out
-// of larger mappings (Go's heap, a malloc'd stack) keep everything.
-func deadStack(maps []tracee.Map, rsp uint64) (trace.Span, bool) {
+// stack qualifies: the main thread's [stack], or a pthread stack: an
+// anonymous mapping directly above a small PROT_NONE guard whose top
+// holds the thread's TCB (fs_base, the thread pointer, within tcbWindow
+// of the end; glibc and musl put it there, above the static TLS).
+// Stacks carved out of larger mappings (Go's heap, a malloc'd stack) keep
+// everything: Go's heap is an anonymous mapping above the PROT_NONE rest
+// of its reservation too, and leaving out all of it below rsp (megabytes
+// of heap: g structs, other goroutines' stacks) let a point match at the
+// wrong repetition of a loop (preempt_alloc_threads with the syscall
+// buffer under load: a goroutine's trackingSeq differed).
+func deadStack(maps []tracee.Map, rsp, fsBase uint64) (trace.Span, bool) {
 	for i, m := range maps {
 		if rsp < m.Start || rsp >= m.End {
 			continue
 		}
-		stack := m.Name == "[stack]" ||
-			m.Inode == 0 && m.Name == "" && !m.Shared && i > 0 && maps[i-1].End == m.Start && maps[i-1].Prot == 0
+		pthread := m.Inode == 0 && m.Name == "" && !m.Shared && i > 0 && maps[i-1].End == m.Start && maps[i-1].Prot == 0 &&
+			maps[i-1].End-maps[i-1].Start <= maxGuard && fsBase < m.End && fsBase+tcbWindow >= m.End
+		stack := m.Name == "[stack]" || pthread
 		if !stack || rsp-m.Start <= redZone {
 			return trace.Span{}, false
 		}

@@ -428,11 +428,14 @@ func (r *recorder) remove(t *task) {
 }
 
 // killAll kills the recorded processes after an error and reaps their
-// tasks (ptrace.KillAll).
+// tasks (ptrace.KillAll), the new ones not yet taken in as well.
 func (r *recorder) killAll() {
 	var threads []ptrace.Thread
 	for _, t := range r.tasks {
 		threads = append(threads, t.thread())
+	}
+	for tid := range r.early {
+		threads = append(threads, ptrace.NewThread(tid))
 	}
 	ptrace.KillAll(threads, 5*time.Second)
 	for _, t := range r.tasks {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -529,17 +528,12 @@ func (r *recorder) exitNow(t *task, nr int) error {
 		}
 		return nil
 	}
-	for i := 0; ; i++ {
-		st, ok, err := pollStop(t)
-		if err != nil {
-			return err
-		}
-		if ok && st.Kind == ptrace.StopExited {
-			return r.onExited(t, st)
-		}
-		if tracee.IsZombie(t.tid) {
-			return nil
-		}
-		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
+	// Past its PTRACE_EVENT_EXIT stop the task stops only at its end.
+	st, exited, err := t.thread().PollUntil(func() bool { return tracee.IsZombie(t.tid) }, func(st ptrace.Stop) (ptrace.Action, error) {
+		return ptrace.AcceptIf(st.Kind == ptrace.StopExited), nil
+	})
+	if !exited || err != nil {
+		return err
 	}
+	return r.onExited(t, st)
 }

@@ -22,6 +22,13 @@ func (rp *replayer) ptraceWrite(ev *trace.Event) error {
 	if err != nil {
 		return err
 	}
+	if t.killed {
+		// What the recorded kernel wrote as the killed task died, taken
+		// at its exit stop: written at the same stop.
+		if err := rp.awaitExitStop(ev, t); err != nil {
+			return err
+		}
+	}
 	for _, m := range ev.Mem {
 		if err := t.mem.WriteMem(m.Addr, m.Data); err != nil {
 			return rp.diverge(ev, "emulated PTRACE_POKEDATA: "+err.Error())

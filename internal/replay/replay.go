@@ -85,6 +85,12 @@ type rtask struct {
 	// othersSinceEntry (debugging): another task had an event after
 	// this one's last syscall entry (it was blocked while they ran).
 	othersSinceEntry bool
+	// killed: the task's thread group was killed for real (a replayed
+	// exit_group, fatal signal or SIGKILL), so the task is on its way to
+	// its PTRACE_EVENT_EXIT stop; atExit: it is held there
+	// (awaitExitStop), where events the recording took at its death
+	// (the end of a write it was in) are replayed.
+	killed, atExit bool
 }
 
 // thread is the task's real thread, for ptrace requests (from the
@@ -119,6 +125,9 @@ type replayer struct {
 	emu    map[string]string
 	emuDir string
 	emuFds map[string]int64 // "tgid:flags:path": descriptor open in the tracee
+	// takenAtDeath: the output of the recorded ends of calls of tasks an
+	// execve killed, taken at their deaths (diesInExec).
+	takenAtDeath map[*trace.Event][]byte
 }
 
 // Replay runs the whole trace without a debugger.
@@ -352,6 +361,11 @@ func syncSignal(si *ptrace.SigInfo) bool {
 
 // runTo resumes t until it stops with a stop of the wanted kind.
 func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopKind, sig int) (ptrace.Stop, error) {
+	if t.killed {
+		// Its process was killed: it can only die (the recording has
+		// nothing for it but the end of a call and its exit).
+		return ptrace.Stop{}, rp.diverge(ev, fmt.Sprintf("expected %v of a task whose process was killed", want))
+	}
 	stepping := rp.stepDue(t)
 	rp.resuming(stepping)
 	if rp.driven() && want != ptrace.StopSyscallExit && rp.rwApplies(t) {

@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -289,12 +291,31 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 }
 
 func (rp *replayer) syscallExit(ev *trace.Event) error {
+	if out, ok := rp.takenAtDeath[ev]; ok {
+		// The end of a call of a task an execve killed, taken at its
+		// death (diesInExec).
+		delete(rp.takenAtDeath, ev)
+		if w := rp.echoWriter(ev); w != nil {
+			_, _ = w.Write(out)
+		}
+		return nil
+	}
 	t, err := rp.task(ev)
 	if err != nil {
 		return err
 	}
 	if !t.atEntry && !t.executing {
 		return rp.diverge(ev, "syscall exit for a task that is not in a syscall")
+	}
+	if t.killed {
+		// Recorded at the thread's death (a write it was in when its
+		// process was killed): replayed at the same stop.
+		if t.executing {
+			return rp.diverge(ev, "a system call that runs for real ended as its process was killed")
+		}
+		if err := rp.awaitExitStop(ev, t); err != nil {
+			return err
+		}
 	}
 	if t.executing {
 		if err := rp.finishExecuted(ev, t); err != nil {
@@ -402,6 +423,31 @@ func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
 	return nil
 }
 
+// diesInExec takes what the recording saw at the PTRACE_EVENT_EXIT stop
+// of o, a task killed by a sibling's execve, and replay cannot take where
+// the trace has it: the end of a call o was in (a write partly done)
+// comes before the EXEC event, but replay runs the execve at its entry,
+// and o's memory is gone by then. What that write wrote to gorr's
+// stdout or stderr is read here, at o's exit stop, and replayed at the
+// event (syscallExit).
+func (rp *replayer) diesInExec(o *rtask) {
+	if !o.atEntry || o.executing {
+		return
+	}
+	ev, err := rp.q.find(o.rec, func(*trace.Event) bool { return true })
+	if err != nil || ev == nil || ev.Kind != trace.KindSyscallExit {
+		return
+	}
+	var out bytes.Buffer
+	if ev.Flags&3 != 0 && ev.Result > 0 {
+		_ = echoTo(&out, ev, o)
+	}
+	if rp.takenAtDeath == nil {
+		rp.takenAtDeath = map[*trace.Event][]byte{}
+	}
+	rp.takenAtDeath[ev] = out.Bytes()
+}
+
 // fillFromFile copies a mapping's file content from its captured copy.
 func (rp *replayer) fillFromFile(t *rtask, m *trace.Mapping) error {
 	f, err := os.Open(rp.opts.Reader.Path(m.File))
@@ -417,19 +463,32 @@ func (rp *replayer) fillFromFile(t *rtask, m *trace.Mapping) error {
 	return t.mem.WriteMem(m.Start, buf[:n])
 }
 
-// echo reproduces a recorded write to the recorder's stdout or stderr.
-func (rp *replayer) echo(ev *trace.Event, t *rtask) error {
-	var w = rp.opts.Stdout
+// echoWriter is where the output of write event ev goes (nil: nowhere).
+func (rp *replayer) echoWriter(ev *trace.Event) io.Writer {
+	var w io.Writer
 	switch {
 	case ev.Flags&1 != 0:
+		w = rp.opts.Stdout
 	case ev.Flags&2 != 0:
 		w = rp.opts.Stderr
-	default:
-		return nil
 	}
 	if w == nil || ev.Result <= 0 || rp.n <= rp.echoFrom {
 		return nil
 	}
+	return w
+}
+
+// echo reproduces a recorded write to the recorder's stdout or stderr.
+func (rp *replayer) echo(ev *trace.Event, t *rtask) error {
+	w := rp.echoWriter(ev)
+	if w == nil {
+		return nil
+	}
+	return echoTo(w, ev, t)
+}
+
+// echoTo copies the bytes write event ev of t wrote to w.
+func echoTo(w io.Writer, ev *trace.Event, t *rtask) error {
 	a := ptrace.SyscallArgs(&t.entry)
 	left := uint64(ev.Result)
 	switch ev.Sysno {

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"errors"
 	"fmt"
 	"os/exec"
 	"syscall"
@@ -289,9 +290,68 @@ func (rp *replayer) signal(ev *trace.Event) error {
 		if err := rp.beforeExit(t); err != nil {
 			return err
 		}
-		_ = unix.Kill(t.real, unix.SIGKILL)
+		rp.killGroup(t)
 	}
 	return nil
+}
+
+// threadGroup lists the live tasks of t's thread group, t included.
+func (rp *replayer) threadGroup(t *rtask) []*rtask {
+	tgid := tracee.Tgid(t.real)
+	var g []*rtask
+	for _, o := range rp.tasks {
+		if !o.gone && o.proc == t.proc && (o == t || tracee.Tgid(o.real) == tgid) {
+			g = append(g, o)
+		}
+	}
+	return g
+}
+
+// killGroup kills t's process for real, as the recorded one died.
+func (rp *replayer) killGroup(t *rtask) {
+	g := rp.threadGroup(t)
+	_ = unix.Kill(t.real, unix.SIGKILL)
+	for _, o := range g {
+		o.killed = true
+	}
+}
+
+// awaitExitStop brings t, whose process was killed, to its
+// PTRACE_EVENT_EXIT stop and holds it there. The kernel wakes a killed
+// thread from its ptrace stop at once but lets it reach its exit stop
+// only when it next runs, so until then the thread cannot be examined
+// (ptrace answers ESRCH). The recorder took what it saw at that stop (the
+// result of a write the thread was in as it died) from there too.
+func (rp *replayer) awaitExitStop(ev *trace.Event, t *rtask) error {
+	if t.atExit {
+		return nil
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for i := 0; ; i++ {
+		st, ok, err := t.thread().Poll()
+		switch {
+		case err != nil && ok && errors.Is(err, unix.ESRCH):
+			continue // an earlier stop it left when killed
+		case err != nil:
+			return fmt.Errorf("task %d (tid %d) after its process was killed: %w", t.rec, t.real, err)
+		case ok && st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT:
+			t.atExit = true
+			return nil
+		case ok && st.Kind == ptrace.StopExited:
+			t.gone = true
+			return rp.diverge(ev, "the task died without the PTRACE_EVENT_EXIT stop where the recording saw the end of its system call")
+		case ok:
+			_ = t.thread().Resume(ptrace.Cont, 0)
+			continue
+		}
+		if tracee.IsZombie(t.real) {
+			return rp.diverge(ev, "the task died without the PTRACE_EVENT_EXIT stop where the recording saw the end of its system call")
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("task %d (tid %d) did not reach its exit stop within 10s of its process being killed", t.rec, t.real)
+		}
+		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
+	}
 }
 
 // exit makes sure a task that exited in the recording is gone.
@@ -310,8 +370,17 @@ func (rp *replayer) exit(ev *trace.Event) error {
 		return nil
 	}
 	switch {
-	case status.Signaled():
-		_ = unix.Kill(t.real, unix.SIGKILL)
+	case t.atExit:
+		// Held at its exit stop since an earlier event of its death.
+		if err := rp.exitWrites(ev, t); err != nil {
+			return err
+		}
+		t.atExit = false
+		_ = t.thread().Resume(ptrace.Cont, 0)
+	case status.Signaled() && !t.killed:
+		// (A second SIGKILL for a killed task could cost it its exit
+		// stop.)
+		rp.killGroup(t)
 	}
 	// A wait or resume error ends the wait: the task is gone.
 	var werr error
@@ -347,6 +416,10 @@ func signalName(sig int) string { return fmt.Sprintf("signal %d", sig) }
 // leader) calling exit is reaped at once; a leader lingers as a zombie
 // until its threads are gone, so we only wait until it is one.
 func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
+	var group []*rtask
+	if ev.Sysno == unix.SYS_EXIT_GROUP {
+		group = rp.threadGroup(t)
+	}
 	st, err := t.thread().RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
 		return ptrace.AcceptIf(st.Kind == ptrace.StopExited || st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT), nil
 	})
@@ -366,7 +439,14 @@ func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
 		return err
 	}
 	if ev.Sysno == unix.SYS_EXIT_GROUP {
-		return nil // reaped at its exit event, after its threads
+		// The kernel killed the other threads before this one's exit
+		// stop. It is reaped at its exit event, after them.
+		for _, o := range group {
+			if o != t {
+				o.killed = true
+			}
+		}
+		return nil
 	}
 	return waitDeadOrZombie(t.real, &t.gone)
 }
@@ -374,24 +454,13 @@ func (rp *replayer) exitNow(ev *trace.Event, t *rtask) error {
 // waitDeadOrZombie waits until tid is reaped (a non-leader thread) or a
 // zombie (a leader whose threads live on).
 func waitDeadOrZombie(tid int, gone *bool) error {
-	th := ptrace.NewThread(tid)
-	for i := 0; ; i++ {
-		st, ok, err := th.Poll()
-		if err != nil {
-			return err
-		}
-		if ok && st.Kind == ptrace.StopExited {
-			*gone = true
-			return nil
-		}
-		if ok {
-			_ = th.Resume(ptrace.Cont, 0)
-		}
-		if tracee.IsZombie(tid) {
-			return nil
-		}
-		time.Sleep(time.Duration(min(i, 100)) * 10 * time.Microsecond)
+	_, exited, err := ptrace.NewThread(tid).PollUntil(func() bool { return tracee.IsZombie(tid) }, func(st ptrace.Stop) (ptrace.Action, error) {
+		return ptrace.AcceptIf(st.Kind == ptrace.StopExited), nil
+	})
+	if exited {
+		*gone = true
 	}
+	return err
 }
 
 // execStub runs the stub's execve that t is entering and holds t at the
@@ -453,6 +522,13 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 			if tid == t.real && st.Kind != ptrace.StopEvent {
 				return rp.diverge(ev, fmt.Sprintf("expected exec, got %v", st))
 			}
+			if tid != t.real && st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+				for _, o := range siblings {
+					if o.real == tid {
+						rp.diesInExec(o)
+					}
+				}
+			}
 			_ = ptrace.NewThread(tid).Resume(ptrace.Cont, 0)
 		}
 		for _, o := range siblings {
@@ -469,6 +545,9 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 				if st.Kind == ptrace.StopExited {
 					o.gone = true
 				} else {
+					if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXIT {
+						rp.diesInExec(o)
+					}
 					_ = o.thread().Resume(ptrace.Cont, 0)
 				}
 			}
