@@ -547,7 +547,10 @@ func (d *driver) insertBreakpoint(addr uint64) error {
 	return t.Mem().WriteMem(addr, []byte{0xcc})
 }
 
-// refreshBreakpoints re-plants breakpoints after replay wrote memory.
+// refreshBreakpoints re-plants breakpoints after replay wrote memory or
+// changed the mappings, and plants those whose address was not mapped
+// until now (a breakpoint in a library, in a run from the start: at the
+// start of debugging only ld.so and the executable are mapped).
 func (d *driver) refreshBreakpoints() {
 	t := d.debugTask()
 	if t == nil {
@@ -560,6 +563,19 @@ func (d *driver) refreshBreakpoints() {
 		}
 		d.bps[addr] = b[0]
 		_ = t.Mem().WriteMem(addr, []byte{0xcc})
+	}
+	if !d.started {
+		return
+	}
+	for a := range d.user {
+		if _, ok := d.bps[a]; !ok {
+			_ = d.insertBreakpoint(a)
+		}
+	}
+	if g := d.goal; g != nil && g.target.Addr != 0 && !markedAddr(g.target.Addr) && !g.target.Watch {
+		if _, ok := d.bps[g.target.Addr]; !ok {
+			_ = d.insertBreakpoint(g.target.Addr)
+		}
 	}
 }
 

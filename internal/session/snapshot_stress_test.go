@@ -104,15 +104,15 @@ func stressSnapshots(t *testing.T, traceDir string) session.SnapshotStats {
 	ref, _ := openSession(t, traceDir, session.SnapshotOptions{Off: true})
 	s, _ := openSession(t, traceDir, session.SnapshotOptions{Interval: time.Nanosecond, Max: 100000})
 	var end session.DebugStop
-	deadline(t, time.Minute, "continue to the end", func() {
+	deadline(t, time.Minute, "continue to the end", func(r *report) {
 		var err error
 		end, err = s.Continue()
 		if err != nil {
-			t.Errorf("continue: %+v %v", end, err)
+			r.Errorf("continue: %+v %v", end, err)
 		}
 		// The reference stands there too (a goto keeps the thread).
 		if _, err := ref.Continue(); err != nil {
-			t.Errorf("continue: %v", err)
+			r.Errorf("continue: %v", err)
 		}
 	})
 	st := s.SnapshotStats()
@@ -124,7 +124,7 @@ func stressSnapshots(t *testing.T, traceDir string) session.SnapshotStats {
 	for e := uint64(3); e < end.Event; e += step {
 		var a, b session.DebugStop
 		var errA, errB error
-		deadline(t, time.Minute, fmt.Sprintf("goto %d", e), func() {
+		deadline(t, time.Minute, fmt.Sprintf("goto %d", e), func(r *report) {
 			a, errA = ref.Goto(e)
 			b, errB = s.Goto(e)
 		})
@@ -141,7 +141,7 @@ func stressSnapshots(t *testing.T, traceDir string) session.SnapshotStats {
 		}
 	}
 	// And on to the end from a late snapshot.
-	deadline(t, time.Minute, "continue", func() {
+	deadline(t, time.Minute, "continue", func(r *report) {
 		for i := 0; i < 10; i++ {
 			st, err := s.Continue()
 			if err != nil || st.Kind == session.StopExited {

@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"context"
 	"debug/elf"
 	"fmt"
 	"os"
@@ -88,29 +87,22 @@ func openSession(t testing.TB, traceDir string, so session.SnapshotOptions) (*se
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { rd.Close() })
+	t.Cleanup(func() {
+		if !abandoned(t) {
+			rd.Close()
+		}
+	})
 	s, first, err := session.StartSession(session.Options{Options: replay.Options{Reader: rd, BindCPU: -1}, Snapshots: so,
 		Reopen: func() (*trace.Reader, error) { return trace.Open(traceDir) }})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Close)
+	t.Cleanup(func() {
+		if !abandoned(t) {
+			s.Close()
+		}
+	})
 	return s, first
-}
-
-// deadline runs f, failing the test if it takes longer than d (the
-// session is closed to unblock it).
-func deadline(t testing.TB, d time.Duration, what string, f func()) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		t.Fatalf("%s: no answer within %v", what, d)
-	}
 }
 
 // state is what a test compares at a stop: position, registers of the
@@ -157,10 +149,10 @@ func TestSnapshotRestoreSameState(t *testing.T) {
 	ref, _ := openSession(t, traceDir, session.SnapshotOptions{Off: true})
 	s, _ := openSession(t, traceDir, fastSnaps)
 	var end session.DebugStop
-	deadline(t, time.Minute, "continue to the end", func() {
+	deadline(t, time.Minute, "continue to the end", func(r *report) {
 		var err error
 		if end, err = s.Continue(); err != nil || end.Kind != session.StopExiting {
-			t.Errorf("continue: %+v %v", end, err)
+			r.Errorf("continue: %+v %v", end, err)
 		}
 	})
 	st := s.SnapshotStats()
@@ -174,7 +166,7 @@ func TestSnapshotRestoreSameState(t *testing.T) {
 	for _, e := range []uint64{last / 5, last / 2, last*3/4 + 1, last - 3} {
 		var a, b session.DebugStop
 		var errA, errB error
-		deadline(t, time.Minute, fmt.Sprintf("goto %d", e), func() {
+		deadline(t, time.Minute, fmt.Sprintf("goto %d", e), func(r *report) {
 			a, errA = ref.Goto(e)
 			b, errB = s.Goto(e)
 		})
@@ -196,9 +188,9 @@ func TestSnapshotReverseNearEnd(t *testing.T) {
 	ref, _ := openSession(t, traceDir, session.SnapshotOptions{Off: true})
 	s, _ := openSession(t, traceDir, fastSnaps)
 	for _, x := range []*session.Session{ref, s} {
-		deadline(t, time.Minute, "continue to the end", func() {
+		deadline(t, time.Minute, "continue to the end", func(r *report) {
 			if st, err := x.Continue(); err != nil || st.Kind != session.StopExiting {
-				t.Errorf("continue: %+v %v", st, err)
+				r.Errorf("continue: %+v %v", st, err)
 			}
 		})
 		if err := x.SetBreakpoint(syms["mark"]); err != nil {
@@ -223,7 +215,7 @@ func TestSnapshotReverseNearEnd(t *testing.T) {
 		var a, b session.DebugStop
 		var errA, errB error
 		before := s.SnapshotStats().EventsReplayed
-		deadline(t, 2*time.Minute, o.name, func() {
+		deadline(t, 2*time.Minute, o.name, func(r *report) {
 			a, errA = o.do(ref)
 			b, errB = o.do(s)
 		})
@@ -248,10 +240,10 @@ func TestSnapshotCheckpointRestart(t *testing.T) {
 	traceDir, syms := recordC(t, longSrc, []string{"3000"}, "mark", "total")
 	s, _ := openSession(t, traceDir, session.SnapshotOptions{Interval: time.Hour})
 	var mid session.DebugStop
-	deadline(t, time.Minute, "goto", func() {
+	deadline(t, time.Minute, "goto", func(r *report) {
 		var err error
 		if mid, err = s.Goto(3000); err != nil {
-			t.Errorf("goto: %v", err)
+			r.Errorf("goto: %v", err)
 		}
 	})
 	want := stateOf(t, s, mid, syms["total"], 8+64*8)
@@ -259,13 +251,13 @@ func TestSnapshotCheckpointRestart(t *testing.T) {
 	if st := s.SnapshotStats(); st.Live != 1 {
 		t.Fatalf("checkpoint at a boundary kept no snapshot: %+v", st)
 	}
-	deadline(t, time.Minute, "continue", func() { s.Continue() })
+	deadline(t, time.Minute, "continue", func(r *report) { s.Continue() })
 	before := s.SnapshotStats().EventsReplayed
 	var got session.DebugStop
-	deadline(t, time.Minute, "restart", func() {
+	deadline(t, time.Minute, "restart", func(r *report) {
 		var err error
 		if got, err = s.RestartCheckpoint(n); err != nil {
-			t.Errorf("restart: %v", err)
+			r.Errorf("restart: %v", err)
 		}
 	})
 	if cost := s.SnapshotStats().EventsReplayed - before; cost > 10 {

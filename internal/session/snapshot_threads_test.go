@@ -177,18 +177,18 @@ func reverseOps(t *testing.T, traceDir string, bp uint64, so session.SnapshotOpt
 	ref, _ := openSession(t, traceDir, session.SnapshotOptions{Off: true})
 	s, _ := openSession(t, traceDir, so)
 	for _, x := range []*session.Session{ref, s} {
-		deadline(t, time.Minute, "continue to the end", func() {
+		deadline(t, time.Minute, "continue to the end", func(r *report) {
 			if st, err := x.Continue(); err != nil || st.Kind != session.StopExiting {
-				t.Errorf("continue: %+v %v", st, err)
+				r.Errorf("continue: %+v %v", st, err)
 			}
 		})
 	}
 	// From the middle (where the threads live), and back.
 	pos := s.Position().Event
 	for _, x := range []*session.Session{ref, s} {
-		deadline(t, time.Minute, "goto", func() {
+		deadline(t, time.Minute, "goto", func(r *report) {
 			if _, err := x.Goto(pos * 6 / 10); err != nil {
-				t.Errorf("goto %d: %v", pos*6/10, err)
+				r.Errorf("goto %d: %v", pos*6/10, err)
 			}
 		})
 		if err := x.SetBreakpoint(bp); err != nil {
@@ -211,7 +211,7 @@ func reverseOps(t *testing.T, traceDir string, bp uint64, so session.SnapshotOpt
 	for i, o := range ops {
 		var a, b session.DebugStop
 		var errA, errB error
-		deadline(t, 2*time.Minute, o.name, func() {
+		deadline(t, 2*time.Minute, o.name, func(r *report) {
 			a, errA = o.do(ref)
 			b, errB = o.do(s)
 		})
@@ -306,9 +306,9 @@ func TestSnapshotThreadXState(t *testing.T) {
 	s, _ := openSession(t, dir, session.SnapshotOptions{Interval: time.Hour})
 	pinned := false
 	for b := first + 2; b < check-2 && !pinned; b++ {
-		deadline(t, time.Minute, "goto", func() {
+		deadline(t, time.Minute, "goto", func(r *report) {
 			if _, err := s.Goto(b); err != nil {
-				t.Errorf("goto %d: %v", b, err)
+				r.Errorf("goto %d: %v", b, err)
 			}
 		})
 		n, _ := s.Checkpoint()
@@ -323,9 +323,9 @@ func TestSnapshotThreadXState(t *testing.T) {
 		t.Fatal("no snapshot of the threads between the loading of xmm9 and its use")
 	}
 	for _, x := range []*session.Session{ref, s} {
-		deadline(t, time.Minute, "goto", func() {
+		deadline(t, time.Minute, "goto", func(r *report) {
 			if _, err := x.Goto(check + 1); err != nil {
-				t.Errorf("goto %d: %v", check+1, err)
+				r.Errorf("goto %d: %v", check+1, err)
 			}
 		})
 	}
