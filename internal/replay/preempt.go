@@ -375,11 +375,17 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 			return true, false, t.thread().SetRegs(&eff)
 		}
 		if strings.HasPrefix(ps.lastDiffs[0], checksumDiff) {
-			if ps.arrivals <= 2 {
-				ps.lastDiffs = append(ps.lastDiffs, rp.pagesDiffering(ps)...)
-			}
-			if err := rp.refinePad(ps); err != nil {
-				return false, false, err
+			// One pass over the process's pages serves both the report
+			// (the first arrivals only) and the pad's refinement.
+			if report := ps.arrivals <= 2; report || rp.canRefine(ps) {
+				if d, ok := rp.pageDigests(ps); ok {
+					if report {
+						ps.lastDiffs = append(ps.lastDiffs, rp.pagesDiffering(ps, d)...)
+					}
+					if err := rp.refinePad(ps, d); err != nil {
+						return false, false, err
+					}
+				}
 			}
 		}
 		regs[ptrace.RIP] = ps.pad.Miss
@@ -499,28 +505,47 @@ func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 	return nil
 }
 
-// pagesDiffering names the pages (and their mappings) whose digests
-// differ from the ones recorded with the point (event PageSums), for
-// the divergence report of a memory checksum mismatch: at most four,
-// and how many in all.
-func (rp *replayer) pagesDiffering(ps *pointSearch) []string {
+// pageDigests are a point's recorded page digests (event PageSums) and
+// the same pages' digests in the replayed process now.
+type pageDigests struct {
+	rec, got map[uint64]uint16
+}
+
+// pageDigests digests the process's writable pages (outside the pad's
+// page and the point's skipped spans) as the recorder did; false when
+// the point has no recorded digests or the pages cannot be read.
+func (rp *replayer) pageDigests(ps *pointSearch) (pageDigests, bool) {
 	ev, t := ps.ev, ps.t
 	if len(ev.PageSums) == 0 {
-		return nil
+		return pageDigests{}, false
 	}
 	rec, err := asyncpoint.DecodePageSums(ev.PageSums)
 	if err != nil {
-		return nil
+		return pageDigests{}, false
 	}
 	var lo, hi uint64
 	if ps.page != 0 {
 		lo, hi = ps.page, ps.page+asyncpoint.PadSize
 	}
 	got := map[uint64]uint16{}
-	if _, err := tracee.ChecksumPages(t.real, t.mem, lo, hi, ev.Skip, rp.strategy() == asyncpoint.StrategyState, func(pa uint64, c uint32) { got[pa] = uint16(c) }); err != nil {
-		return nil
+	if _, err := tracee.ChecksumPages(t.real, t.mem, lo, hi, ev.Skip, true, func(pa uint64, c uint32) { got[pa] = uint16(c) }); err != nil {
+		return pageDigests{}, false
 	}
-	maps, _ := tracee.Maps(t.real)
+	return pageDigests{rec: rec, got: got}, true
+}
+
+// canRefine tells whether the pad of a search may still be refined.
+func (rp *replayer) canRefine(ps *pointSearch) bool {
+	return len(ps.ev.PageSums) > 0 && ps.pad != nil && ps.refines < maxRefines && len(ps.sums) < asyncpoint.MaxSumPages
+}
+
+// pagesDiffering names the pages (and their mappings) whose digests
+// differ from the ones recorded with the point (event PageSums), for
+// the divergence report of a memory checksum mismatch: at most four,
+// and how many in all.
+func (rp *replayer) pagesDiffering(ps *pointSearch, d pageDigests) []string {
+	rec, got := d.rec, d.got
+	maps, _ := tracee.Maps(ps.t.real)
 	where := func(pa uint64) string {
 		for _, m := range maps {
 			if pa >= m.Start && pa < m.End {
@@ -621,21 +646,14 @@ const maxRefines = 16
 // differ there too miss at native speed instead of trapping. Exactness
 // does not depend on it: the tracer still checks the whole identity at
 // every trap.
-func (rp *replayer) refinePad(ps *pointSearch) error {
+func (rp *replayer) refinePad(ps *pointSearch, d pageDigests) error {
 	ev, t := ps.ev, ps.t
-	if len(ev.PageSums) == 0 || ps.pad == nil || ps.refines >= maxRefines || len(ps.sums) >= asyncpoint.MaxSumPages {
+	if !rp.canRefine(ps) {
 		return nil
 	}
 	ps.refines++
-	rec, err := asyncpoint.DecodePageSums(ev.PageSums)
-	if err != nil {
-		return nil
-	}
+	rec, got := d.rec, d.got
 	lo, hi := ps.page, ps.page+asyncpoint.PadSize
-	got := map[uint64]uint16{}
-	if _, err := tracee.ChecksumPages(t.real, t.mem, lo, hi, ev.Skip, true, func(pa uint64, c uint32) { got[pa] = uint16(c) }); err != nil {
-		return nil
-	}
 	maps, err := tracee.Maps(t.real)
 	if err != nil {
 		return nil
