@@ -78,6 +78,7 @@ type rtask struct {
 	fileMap    *trace.Mapping
 	stepPushf  uint64 // single-stepping a pushf: the address after it (clear the trap flag it pushes)
 	stepped    bool   // a single step of ours is under way
+	stepAgain  bool   // a real signal passed over interrupted that step (passOver)
 	// clearTid is the task's clear_child_tid address as the kernel has
 	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec), so that
 	// a snapshot can give it back to the task's copy.
@@ -314,7 +315,10 @@ func (rp *replayer) stepInsn(t *rtask) error {
 // and the like).
 func (rp *replayer) waitStop(t *rtask, mode int) (ptrace.Stop, error) {
 	return t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
-		return ptrace.AcceptIf(rp.keepStop(t, st)), nil
+		if rp.keepStop(t, st) {
+			return ptrace.Accept, nil
+		}
+		return rp.passOver(t)
 	})
 }
 
@@ -322,7 +326,8 @@ func (rp *replayer) waitStop(t *rtask, mode int) (ptrace.Stop, error) {
 // recorded thread did not have) and tells whether st is one for the
 // engine: false for an asynchronous signal, which replay passes over.
 func (rp *replayer) keepStop(t *rtask, st ptrace.Stop) bool {
-	if t.stepped {
+	stepped := t.stepped
+	if stepped {
 		t.stepped = false
 		if r, err := t.thread().GetRegs(); err == nil {
 			if after := t.stepPushf; after != 0 && r[ptrace.RIP] == after {
@@ -345,10 +350,28 @@ func (rp *replayer) keepStop(t *rtask, st ptrace.Stop) bool {
 	if st.Kind == ptrace.StopSignal {
 		si, err := t.thread().GetSigInfo()
 		if err != nil || !syncSignal(&si) {
+			t.stepAgain = stepped
 			return false
 		}
 	}
 	return true
+}
+
+// passOver resumes t past a stop keepStop did not keep. A real signal
+// that stopped t during a single step of ours came before the step's
+// instruction ran (the kernel reports the step's own SIGTRAP first when
+// both are pending): the step is made again, not turned into a run with
+// the run's mode (which would carry a debugger's stepi on to the next
+// event).
+func (rp *replayer) passOver(t *rtask) (ptrace.Action, error) {
+	if !t.stepAgain {
+		return ptrace.Again, nil
+	}
+	t.stepAgain = false
+	if err := rp.stepInsn(t); err != nil {
+		return ptrace.Accept, err
+	}
+	return ptrace.Resumed, nil
 }
 
 func syncSignal(si *ptrace.SigInfo) bool {
@@ -388,7 +411,7 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 	restarting := false // a spurious restart of an executed call is under way
 	return t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
 		if !rp.keepStop(t, st) {
-			return ptrace.Again, nil
+			return rp.passOver(t)
 		}
 		if rp.point != nil && st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGTRAP) {
 			found, resumed, err := rp.pointTrap(t, mode, stepping)

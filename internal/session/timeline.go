@@ -402,7 +402,9 @@ func (d *driver) afterEvent(ev *trace.Event) error {
 		}
 		boundary.Tid = tid
 		stop = &DebugStop{Kind: StopSignal, Tid: tid, Signal: int(unix.SIGINT)}
-	case d.stepping != 0 && ev.Tid == d.stepping && ev.Kind != trace.KindSyscallEntry:
+	case d.stepping != 0 && ev.Tid == d.stepping && ev.Kind != trace.KindSyscallEntry && !d.inCall(ev.Tid):
+		// (A step into a system call ends when the call returns, not at
+		// the events inside it: fork's NEW_TASK.)
 		d.stepping = 0
 		if g := d.goal; g != nil {
 			if g.kind == goalCountSteps && g.baseReached && ev.Tid == g.target.Tid {
@@ -496,6 +498,13 @@ func (d *driver) afterEvent(ev *trace.Event) error {
 		}
 	}
 	return nil
+}
+
+// inCall tells whether task tid is inside a system call whose exit event
+// is still to come.
+func (d *driver) inCall(tid int32) bool {
+	t := d.e.Task(tid)
+	return t != nil && t.InCall()
 }
 
 // atBeginning is the position of the start stop.
