@@ -3,20 +3,13 @@ package replay
 import "github.com/gorr-debugger/gorr/internal/trace"
 
 // Driver is what a debugger session plugs into the engine (see
-// internal/session): the engine asks it the questions it has about the
-// debugger's plans and tells it what happens, and nothing else of the
+// internal/session): the questions the engine has about the debugger's
+// plans, and notices of what it did for them; nothing else of the
 // debugger's state reaches the engine. With no driver (an autopilot
-// replay, -a) every answer is "nothing".
-//
-// The session runs as a coroutine inside the engine's event loop: it
-// may pause in EventDone, Trap, BeforeExit, BeforeExec and SignalStop
-// (serving the debugger's requests through the engine's exported
-// operations on the same ptrace thread) before it returns.
+// replay, -a) every answer is "nothing". None of them pauses: the stops
+// a session handles (event boundaries, its traps, the process about to
+// exit, exec or receive a fault) are where Advance returns (engine.go).
 type Driver interface {
-	// EventDone: event ev completed and the replay stands at the
-	// boundary after it (the session may stop there and take a
-	// snapshot).
-	EventDone(ev *trace.Event) error
 	// StepDue tells whether t is to be single-stepped at its next
 	// resume.
 	StepDue(t *Task) bool
@@ -27,16 +20,6 @@ type Driver interface {
 	// StepEndsAtBoundary: t's single step completes when the current
 	// event does.
 	StepEndsAtBoundary(t *Task)
-	// Trap handles a SIGTRAP of t that is not the engine's (a
-	// breakpoint, a completed step); it returns false for a trap that
-	// is not the session's either. It resumes t itself when it handled
-	// the trap (stepping says whether t is now single-stepped).
-	Trap(t *Task, mode int, stepping *bool) (bool, error)
-	// BeforeExit, BeforeExec and SignalStop come before the debugged
-	// process exits, execs, or receives a fault, abort or fatal signal.
-	BeforeExit(t *Task) error
-	BeforeExec(t *Task) error
-	SignalStop(t *Task, sig int) error
 	// Read watchpoints (run by steps): whether t runs by steps; the
 	// start of counting from base; whether the stepping steps before
 	// the next system call; whether a step was made only for them.
@@ -56,20 +39,23 @@ type Driver interface {
 // preempt.go, ptraceemu.go) ask and notify the driver only through the
 // methods below.
 
-// eventDone tells the driver that event ev completed.
+// eventDone notes that event ev completed: the replay stands at the
+// boundary after it, where Advance stops when asked to.
 func (rp *replayer) eventDone(ev *trace.Event) error {
-	if rp.drv == nil {
-		return nil
-	}
-	for _, t := range rp.tasks {
-		switch {
-		case t.rec != ev.Tid:
-			t.othersSinceEntry = true
-		case ev.Kind == trace.KindSyscallEntry:
-			t.othersSinceEntry = false
+	if rp.drv != nil {
+		for _, t := range rp.tasks {
+			switch {
+			case t.rec != ev.Tid:
+				t.othersSinceEntry = true
+			case ev.Kind == trace.KindSyscallEntry:
+				t.othersSinceEntry = false
+			}
 		}
 	}
-	return rp.drv.EventDone(ev)
+	if !rp.c.Boundaries && (rp.c.Event == 0 || rp.c.Event != rp.n) {
+		return nil
+	}
+	return rp.stopAt(Stop{Kind: StopBoundary, Ev: ev})
 }
 
 // driven tells whether a debugger session drives the replay.
@@ -95,29 +81,38 @@ func (rp *replayer) rwStart(t *rtask, base Pos) { rp.drv.ReadWatchStart(t, base)
 
 func (rp *replayer) rwOnly(t *rtask) bool { return rp.drv.ReadWatchOnly(t) }
 
+// debugTrap stops Advance at a SIGTRAP of t that is not the engine's
+// (t runs with mode, single-stepped or not); the next Advance's
+// Constraints.Trap says whether the session took it and resumed t.
 func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) {
-	return rp.drv.Trap(t, mode, stepping)
+	if rp.yield == nil {
+		return false, nil // Run: nobody to take it
+	}
+	if err := rp.stopAt(Stop{Kind: StopTrap, Task: t, Mode: mode, Stepping: *stepping}); err != nil {
+		return false, err
+	}
+	reply := rp.c.Trap
+	rp.c.Trap = TrapReply{}
+	*stepping = reply.Stepping
+	return reply.Handled, nil
 }
 
-func (rp *replayer) beforeExit(t *rtask) error {
-	if rp.drv == nil {
-		return nil
-	}
-	return rp.drv.BeforeExit(t)
-}
+// beforeExit, beforeExec and signalStop stop Advance before the process
+// of t exits, execs, or receives a fault, abort or fatal signal, when
+// the constraints ask for these stops (Constraints.Marks).
+func (rp *replayer) beforeExit(t *rtask) error { return rp.markStop(Stop{Kind: StopExiting, Task: t}) }
 
-func (rp *replayer) beforeExec(t *rtask) error {
-	if rp.drv == nil {
-		return nil
-	}
-	return rp.drv.BeforeExec(t)
-}
+func (rp *replayer) beforeExec(t *rtask) error { return rp.markStop(Stop{Kind: StopExec, Task: t}) }
 
 func (rp *replayer) signalStop(t *rtask, sig int) error {
-	if rp.drv == nil {
+	return rp.markStop(Stop{Kind: StopSignal, Task: t, Signal: sig})
+}
+
+func (rp *replayer) markStop(st Stop) error {
+	if !rp.c.Marks {
 		return nil
 	}
-	return rp.drv.SignalStop(t, sig)
+	return rp.stopAt(st)
 }
 
 func (rp *replayer) breakpointsOf(t *rtask) map[uint64]byte {

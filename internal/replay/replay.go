@@ -113,7 +113,14 @@ type replayer struct {
 	early   map[int]ptrace.Stop
 	// The debugger session driving the replay (driver.go; nil for
 	// autopilot replays).
-	drv      Driver
+	drv Driver
+	// Advance's run (engine.go): the constraints of the current call,
+	// and the coroutine the event loop runs in (nil until the first
+	// Advance and for Run); yield hands it a stop.
+	c        Constraints
+	next     func() (Stop, error, bool)
+	stopPull func()
+	yield    func(Stop, error) bool
 	echoFrom uint64       // output of events up to this one was shown already
 	point    *pointSearch // the run towards a preemption point under way
 	evTime   uint64       // recording time of the last event (ns since its start)
@@ -149,12 +156,14 @@ func Replay(opts Options) (*Result, error) {
 	if rp.stub, err = tracee.WriteStub(tmp); err != nil {
 		return nil, err
 	}
-	res, err := rp.run()
+	res, err := rp.loop()
 	rp.killAll()
 	return res, err
 }
 
-func (rp *replayer) run() (*Result, error) {
+// loop replays events until the end of the trace, stopping where
+// Advance's constraints ask (stopAt).
+func (rp *replayer) loop() (*Result, error) {
 	res := &Result{}
 	for {
 		ev, err := rp.q.next()
