@@ -1,25 +1,20 @@
 package replay
 
-import "github.com/gorr-debugger/gorr/internal/trace"
+import (
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
 
 // Driver is what a debugger session plugs into the engine (see
-// internal/session): the questions the engine has about the debugger's
-// plans, and notices of what it did for them; nothing else of the
-// debugger's state reaches the engine. With no driver (an autopilot
+// internal/session) besides the Constraints of each Advance: the
+// read-watch stepping's questions and the notices it and the preemption
+// points' breakpoints need, which come between stops; nothing else of
+// the debugger's state reaches the engine. With no driver (an autopilot
 // replay, -a) every answer is "nothing". None of them pauses: the stops
-// a session handles (event boundaries, its traps, the process about to
-// exit, exec or receive a fault) are where Advance returns (engine.go).
+// a session handles are where Advance returns (engine.go).
 type Driver interface {
-	// StepDue tells whether t is to be single-stepped at its next
-	// resume.
-	StepDue(t *Task) bool
 	// Resuming: a task resumes, single-stepped or not.
 	Resuming(stepping bool)
-	// StepStarted: the due single step is under way.
-	StepStarted()
-	// StepEndsAtBoundary: t's single step completes when the current
-	// event does.
-	StepEndsAtBoundary(t *Task)
 	// Read watchpoints (run by steps): whether t runs by steps; the
 	// start of counting from base; whether the stepping steps before
 	// the next system call; whether a step was made only for them.
@@ -27,11 +22,9 @@ type Driver interface {
 	ReadWatchStart(t *Task, base Pos)
 	ReadWatchStepsFirst() bool
 	ReadWatchOnly(t *Task) bool
-	// Breakpoints returns the breakpoints the session planted in t's
-	// address space (address -> original byte); nil when there are
-	// none. AdoptBreakpoint hands it an int3 the engine planted at addr
-	// (over orig) where the session has a breakpoint too.
-	Breakpoints(t *Task) map[uint64]byte
+	// AdoptBreakpoint hands the session an int3 the engine planted at
+	// addr (over orig) where the session has a breakpoint too
+	// (Constraints.Breakpoints).
 	AdoptBreakpoint(addr uint64, orig byte)
 }
 
@@ -61,7 +54,11 @@ func (rp *replayer) eventDone(ev *trace.Event) error {
 // driven tells whether a debugger session drives the replay.
 func (rp *replayer) driven() bool { return rp.drv != nil }
 
-func (rp *replayer) stepDue(t *rtask) bool { return rp.drv != nil && rp.drv.StepDue(t) }
+// stepDue tells whether t is to be single-stepped at its next resume
+// (Constraints.Step).
+func (rp *replayer) stepDue(t *rtask) bool {
+	return rp.drv != nil && rp.c.Step != 0 && rp.c.Step == t.rec
+}
 
 func (rp *replayer) resuming(stepping bool) {
 	if rp.drv != nil {
@@ -69,9 +66,15 @@ func (rp *replayer) resuming(stepping bool) {
 	}
 }
 
-func (rp *replayer) stepStarted() { rp.drv.StepStarted() }
+// stepStarted: the due single step is under way (Stop.StepStarted).
+func (rp *replayer) stepStarted() {
+	rp.c.Step = 0
+	rp.notes.StepStarted = true
+}
 
-func (rp *replayer) stepEndsAtBoundary(t *rtask) { rp.drv.StepEndsAtBoundary(t) }
+// stepEndsAtBoundary: t's step completes when the current event does
+// (Stop.StepEnds).
+func (rp *replayer) stepEndsAtBoundary(t *rtask) { rp.notes.StepEnds = t.rec }
 
 func (rp *replayer) rwStepsFirst() bool { return rp.drv.ReadWatchStepsFirst() }
 
@@ -81,20 +84,50 @@ func (rp *replayer) rwStart(t *rtask, base Pos) { rp.drv.ReadWatchStart(t, base)
 
 func (rp *replayer) rwOnly(t *rtask) bool { return rp.drv.ReadWatchOnly(t) }
 
-// debugTrap stops Advance at a SIGTRAP of t that is not the engine's
-// (t runs with mode, single-stepped or not); the next Advance's
-// Constraints.Trap says whether the session took it and resumed t.
+// debugTrap stops Advance at a SIGTRAP of t that is the debugger's (t
+// runs with mode, single-stepped or not): an int3 at one of
+// Constraints.Breakpoints (StopBreakpoint, with t's pc moved back onto
+// it) or a completed single step (StopStepped). A step that ends inside
+// a preemption point's pad is no instruction of the program: it steps
+// on. The caller resumes t itself before the next Advance, whose
+// Constraints.Trap says whether single-stepped. It returns false for a
+// trap that is not the debugger's.
 func (rp *replayer) debugTrap(t *rtask, mode int, stepping *bool) (bool, error) {
 	if rp.yield == nil {
-		return false, nil // Run: nobody to take it
+		return false, nil // Run: no debugger
 	}
-	if err := rp.stopAt(Stop{Kind: StopTrap, Task: t, Mode: mode, Stepping: *stepping}); err != nil {
+	si, err := t.thread().GetSigInfo()
+	if err != nil {
+		return false, nil
+	}
+	r, err := t.thread().GetRegs()
+	if err != nil {
 		return false, err
 	}
-	reply := rp.c.Trap
+	st := Stop{Task: t, Mode: mode, Stepping: *stepping}
+	switch {
+	case si.Code() == 0x80: // int3
+		if _, ok := rp.c.Breakpoints[r[ptrace.RIP]-1]; !ok {
+			return false, nil
+		}
+		r[ptrace.RIP]--
+		if err := t.thread().SetRegs(&r); err != nil {
+			return false, err
+		}
+		st.Kind, st.Addr = StopBreakpoint, r[ptrace.RIP]
+	case *stepping && si.Code() == 2 && rp.inPad(r[ptrace.RIP]): // TRAP_TRACE
+		return true, rp.stepInsn(t)
+	case *stepping && si.Code() == 2:
+		st.Kind, st.Addr = StopStepped, r[ptrace.RIP]
+	default:
+		return false, nil
+	}
+	if err := rp.stopAt(st); err != nil {
+		return false, err
+	}
+	*stepping = rp.c.Trap.Stepping
 	rp.c.Trap = TrapReply{}
-	*stepping = reply.Stepping
-	return reply.Handled, nil
+	return true, nil
 }
 
 // beforeExit, beforeExec and signalStop stop Advance before the process
@@ -115,11 +148,17 @@ func (rp *replayer) markStop(st Stop) error {
 	return rp.stopAt(st)
 }
 
+// breakpointsOf returns the debugger's breakpoints planted in t's
+// address space (Constraints.Breakpoints, in the debugged process's);
+// nil for other processes.
 func (rp *replayer) breakpointsOf(t *rtask) map[uint64]byte {
 	if rp.drv == nil {
 		return nil
 	}
-	return rp.drv.Breakpoints(t)
+	if lead := rp.tasks[rp.c.Debugged]; lead == nil || t.proc != lead.proc {
+		return nil
+	}
+	return rp.c.Breakpoints
 }
 
 func (rp *replayer) adoptBreakpoint(addr uint64, orig byte) { rp.drv.AdoptBreakpoint(addr, orig) }

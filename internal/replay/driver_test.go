@@ -10,20 +10,17 @@ import (
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
-// passiveDriver plans nothing (no steps, breakpoints or read watches):
+// passiveDriver plans nothing (no read watches; the constraints ask
+// for no steps or breakpoints):
 // the engine must replay as without a driver.
 type passiveDriver struct{}
 
-func (*passiveDriver) StepDue(*replay.Task) bool                { return false }
-func (*passiveDriver) Resuming(bool)                            {}
-func (*passiveDriver) StepStarted()                             {}
-func (*passiveDriver) StepEndsAtBoundary(*replay.Task)          {}
-func (*passiveDriver) ReadWatching(*replay.Task) bool           { return false }
-func (*passiveDriver) ReadWatchStart(*replay.Task, replay.Pos)  {}
-func (*passiveDriver) ReadWatchStepsFirst() bool                { return false }
-func (*passiveDriver) ReadWatchOnly(*replay.Task) bool          { return false }
-func (*passiveDriver) Breakpoints(*replay.Task) map[uint64]byte { return nil }
-func (*passiveDriver) AdoptBreakpoint(uint64, byte)             {}
+func (*passiveDriver) Resuming(bool)                           {}
+func (*passiveDriver) ReadWatching(*replay.Task) bool          { return false }
+func (*passiveDriver) ReadWatchStart(*replay.Task, replay.Pos) {}
+func (*passiveDriver) ReadWatchStepsFirst() bool               { return false }
+func (*passiveDriver) ReadWatchOnly(*replay.Task) bool         { return false }
+func (*passiveDriver) AdoptBreakpoint(uint64, byte)            {}
 
 // advanceToEnd advances e stop by stop to the end of the trace, calling
 // onEvent at every boundary.

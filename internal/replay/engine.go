@@ -47,12 +47,15 @@ const (
 	// StopBoundary: event Stop.Ev (number Stop.Event) completed and the
 	// replay stands at the boundary after it.
 	StopBoundary StopKind = iota + 1
-	// StopTrap: a SIGTRAP of Stop.Task that is not the engine's (a
-	// breakpoint's int3, a completed single step), met while the engine
-	// runs the task with Stop.Mode (Stop.Stepping: single-stepped) to the
-	// stop its event expects. The next Advance's Constraints.Trap says
-	// whether the caller took the trap and resumed the task itself.
-	StopTrap
+	// StopBreakpoint: Stop.Task arrived at Stop.Addr, one of
+	// Constraints.Breakpoints (its int3 trapped; the pc is back on it),
+	// and StopStepped: the task's single step completed at Stop.Addr;
+	// both met while the engine runs the task with Stop.Mode
+	// (Stop.Stepping: single-stepped) to the stop its event expects. The
+	// caller resumes the task itself before the next Advance
+	// (Constraints.Trap).
+	StopBreakpoint
+	StopStepped
 	// StopExiting, StopExec, StopSignal: the process of Stop.Task is
 	// about to exit (exit_group, a fatal signal), to execve, or to
 	// receive the fault, abort or fatal signal Stop.Signal
@@ -70,10 +73,18 @@ type Stop struct {
 	Event    uint64       // the event being replayed, or at a boundary the last one
 	Ev       *trace.Event // StopBoundary: the event that completed
 	Task     *Task
-	Mode     int  // StopTrap: the resume mode of the run the trap interrupted
-	Stepping bool // StopTrap: the task was single-stepped
-	Signal   int  // StopSignal
+	Addr     uint64 // StopBreakpoint, StopStepped: the task's pc
+	Mode     int    // StopBreakpoint, StopStepped: the resume mode of the run the trap interrupted
+	Stepping bool   // StopBreakpoint, StopStepped: the task was single-stepped
+	Signal   int    // StopSignal
 	Result   *Result
+	Notes
+}
+
+// Notes tell what became of Constraints.Step since the previous stop.
+type Notes struct {
+	StepStarted bool  // the due single step got under way
+	StepEnds    int32 // this task's single step completes at the next boundary of one of its events outside a system call
 }
 
 // Constraints say where Advance stops (besides the end of the trace and
@@ -85,15 +96,22 @@ type Constraints struct {
 	Event      uint64
 	// Marks: stop before exits, execs and fault, abort or fatal signals.
 	Marks bool
-	// Trap answers the StopTrap the previous Advance returned.
+	// Step: the task (recorded tid) to single-step at its next resume
+	// (0: none).
+	Step int32
+	// Breakpoints: the debugger's int3s (address -> original byte),
+	// planted in the address space of recorded process Debugged.
+	Breakpoints map[uint64]byte
+	Debugged    int32
+	// Trap answers the StopBreakpoint or StopStepped the previous
+	// Advance returned.
 	Trap TrapReply
 }
 
-// TrapReply is a caller's answer to a StopTrap: Handled, it took the
-// trap and resumed the task itself (single-stepped if Stepping); else
-// the trap is no debugger's and the engine goes on as without it.
+// TrapReply is a caller's answer to a StopBreakpoint or StopStepped: it
+// resumed the task, single-stepped if Stepping.
 type TrapReply struct {
-	Handled, Stepping bool
+	Stepping bool
 }
 
 // errAbandoned unwinds an event loop left at a stop (Abandon).
@@ -135,6 +153,7 @@ func (rp *replayer) stopAt(st Stop) error {
 		return nil
 	}
 	st.Event = rp.n
+	st.Notes, rp.notes = rp.notes, Notes{}
 	if !rp.yield(st, nil) {
 		return errAbandoned
 	}

@@ -118,6 +118,7 @@ type replayer struct {
 	// and the coroutine the event loop runs in (nil until the first
 	// Advance and for Run); yield hands it a stop.
 	c        Constraints
+	notes    Notes // for the next stop
 	next     func() (Stop, error, bool)
 	stopPull func()
 	yield    func(Stop, error) bool

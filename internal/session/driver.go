@@ -18,9 +18,16 @@ import (
 func (d *driver) drive() error {
 	c := replay.Constraints{Boundaries: true, Marks: true}
 	for {
+		c.Step, c.Breakpoints, c.Debugged = d.stepTask, d.bps, d.pid
 		st, err := d.e.Advance(c)
 		if err != nil {
 			return err
+		}
+		if st.StepStarted {
+			d.stepTask = 0
+		}
+		if st.StepEnds != 0 {
+			d.stepping = st.StepEnds
 		}
 		c.Trap = replay.TrapReply{}
 		switch st.Kind {
@@ -28,11 +35,10 @@ func (d *driver) drive() error {
 			return nil
 		case replay.StopBoundary:
 			err = d.eventDone(st.Ev)
-		case replay.StopTrap:
+		case replay.StopBreakpoint, replay.StopStepped:
 			stepping := st.Stepping
-			var handled bool
-			handled, err = d.debugTrap(st.Task, st.Mode, &stepping) // timeline.go
-			c.Trap = replay.TrapReply{Handled: handled, Stepping: stepping}
+			err = d.debugTrap(st, &stepping) // timeline.go
+			c.Trap = replay.TrapReply{Stepping: stepping}
 		case replay.StopExiting:
 			err = d.beforeExit(st.Task)
 		case replay.StopExec:
@@ -58,33 +64,15 @@ func (d *driver) eventDone(ev *trace.Event) error {
 	return nil
 }
 
-// StepDue tells whether t is to be single-stepped at its next resume.
-func (d *driver) StepDue(t *replay.Task) bool { return d.stepTask == t.Rec() }
-
 // Resuming notes whether the resume is the user's own step (rather than
 // a goal's).
 func (d *driver) Resuming(stepping bool) { d.userStep = stepping && d.goal == nil }
-
-// StepStarted: the due single step is under way.
-func (d *driver) StepStarted() { d.stepTask = 0 }
-
-// StepEndsAtBoundary: t's step completes when the current event does.
-func (d *driver) StepEndsAtBoundary(t *replay.Task) { d.stepping = t.Rec() }
 
 // The read-watch stepping (readwatch.go).
 func (d *driver) ReadWatching(t *replay.Task) bool        { return d.rwApplies(t) }
 func (d *driver) ReadWatchStart(t *replay.Task, base Pos) { d.rwStart(t, base) }
 func (d *driver) ReadWatchStepsFirst() bool               { return !d.rw.syscallNext }
 func (d *driver) ReadWatchOnly(t *replay.Task) bool       { return d.rwOnly(t) }
-
-// Breakpoints returns the breakpoints planted in t's address space
-// (the debugged process's); nil for other processes.
-func (d *driver) Breakpoints(t *replay.Task) map[uint64]byte {
-	if t.Proc() != d.debugProc() {
-		return nil
-	}
-	return d.bps
-}
 
 // AdoptBreakpoint takes over an int3 the engine planted at addr where the
 // session has a breakpoint too.
