@@ -282,7 +282,7 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 				return err
 			}
 			ev.Mem = append(ev.Mem, patched...)
-			redirected, err := r.patchBufSites(t, fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End), st.Ino, m.Start, m.Offset, m.End-m.Start)
+			redirected, err := r.patchBufSites(t, rel, m.Start, m.Offset, m.End-m.Start)
 			if err != nil {
 				return err
 			}

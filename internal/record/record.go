@@ -196,7 +196,7 @@ type recorder struct {
 	pgid              int                        // the tracee's process group
 	bufOn             bool                       // the syscall buffer is used (Options.SyscallBuffer)
 	filterOn          bool                       // its seccomp filter is installed
-	bufSites          map[string][]syscallbuf.Site
+	bufSites          map[string][]syscallbuf.Site // by captured file
 	bufCalls          uint64
 	calls             callStats // by number and path (stats.go)
 }
