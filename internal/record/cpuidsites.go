@@ -18,8 +18,8 @@ const cpuidSlot = 32
 // plantCpuidTrampolines answers, without a stop, the cpuids of a fresh
 // address space whose inputs are constants (patch.CpuidSite: most of the
 // ~50 that ld.so runs in every process, each otherwise an int3 trap on a
-// CPU without cpuid faulting). It maps one page near the mapped files
-// holding such sites, writes there a trampoline per site that loads the
+// CPU without cpuid faulting). It maps one page just below the mapped file
+// holding most such sites (ld.so), writes there a trampoline per site that loads the
 // answer the recorder would have emulated (emulatedCpuid), and replaces
 // each site's `mov $leaf, %eax` with a jump to its trampoline. Called at
 // exec before the snapshot, so the page and the jumps are part of it and
@@ -35,7 +35,8 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		s  *patch.CpuidSite
 	}
 	var plans []plan
-	var hint uint64
+	count := map[uint64]int{}     // plans by inode
+	lowest := map[uint64]uint64{} // lowest mapping of each inode
 	for _, m := range maps {
 		if m.Prot&unix.PROT_EXEC == 0 || m.Inode == 0 || !strings.HasPrefix(m.Name, "/") {
 			continue
@@ -51,16 +52,27 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 				continue
 			}
 			plans = append(plans, plan{at: m.Start + s.Off - m.Offset, s: s})
-			hint = max(hint, m.End)
+			count[m.Inode]++
+		}
+		if l, ok := lowest[m.Inode]; !ok || m.Start < l {
+			lowest[m.Inode] = m.Start
+		}
+	}
+	// Just below the file with the most sites (ld.so), where the kernel
+	// puts it if that is free (above an executable lies its brk area);
+	// the sites out of a rel32's reach of where it lands keep their
+	// int3.
+	var hint uint64
+	best := 0
+	for ino, n := range count {
+		if n > best || n == best && lowest[ino]-pageSize > hint {
+			best, hint = n, lowest[ino]-pageSize
 		}
 	}
 	if len(plans) == 0 {
 		return maps, nil
 	}
 	plans = plans[:min(len(plans), pageSize/cpuidSlot)]
-	// Just above the highest mapping with sites (ld.so's), where the
-	// kernel puts it if that is free; the sites out of a rel32's reach of
-	// where it lands keep their int3.
 	base, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, hint, pageSize, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
 	if err != nil {
 		return nil, fmt.Errorf("map the cpuid trampolines: %w", err)
