@@ -53,8 +53,12 @@ type Writer struct {
 
 	captured map[fileKey]string
 	byHash   map[string]string // SHA-256 -> name of a captured file
-	unsynced []string          // captured files not fsynced yet
-	nfiles   int
+	// syncs counts the fsyncs of captured files under way (capture.go
+	// syncInBackground); syncErr is the first that failed.
+	syncs   sync.WaitGroup
+	syncMu  sync.Mutex
+	syncErr error
+	nfiles  int
 }
 
 // Create creates a new trace in dir, which must not exist (it is created
@@ -112,7 +116,11 @@ func Create(dir string, h Header) (*Writer, error) {
 	if h.Created.IsZero() {
 		h.Created = time.Now()
 	}
-	if err := writeHeader(dir, &h); err != nil {
+	// Nothing is fsynced before Close, which fsyncs everything the trace
+	// holds (as flushes, this protects against the death of the
+	// recorder, not a crash of the machine: a trace is only complete,
+	// and worth keeping, once Close has run).
+	if err := writeHeaderSync(dir, &h, false); err != nil {
 		return nil, err
 	}
 
@@ -135,11 +143,6 @@ func Create(dir string, h Header) (*Writer, error) {
 		w.events.Close()
 		w.data.Close()
 		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
-	}
-	if err := syncDir(dir); err != nil {
-		w.events.Close()
-		w.data.Close()
-		return nil, err
 	}
 	w.jobs = make(chan flushJob, 4)
 	w.free = make(chan []byte, 8)
@@ -422,23 +425,42 @@ func (w *Writer) Close(final Header) error {
 	if err == nil {
 		err = w.writeErr()
 	}
-	for _, f := range []*os.File{w.data, w.events} {
-		if err == nil {
-			if e := f.Sync(); e != nil {
-				err = fmt.Errorf("trace: sync %s: %w", f.Name(), e)
-			}
+	// The streams, the files/ directory and the captured files (whose
+	// fsyncs started at their capture) are fsynced at the same time, so
+	// that the filesystem can commit them together.
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	if err == nil {
+		for i, f := range []*os.File{w.data, w.events} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if e := f.Sync(); e != nil {
+					errs[i] = fmt.Errorf("trace: sync %s: %w", f.Name(), e)
+				}
+			}()
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[2] = syncDir(filepath.Join(w.dir, FilesDir))
+		}()
+	}
+	wg.Wait()
+	if e := w.syncCaptured(); err == nil {
+		err = e
+	}
+	for _, e := range errs {
+		if err == nil {
+			err = e
+		}
+	}
+	for _, f := range []*os.File{w.data, w.events} {
 		if e := f.Close(); e != nil && err == nil {
 			err = fmt.Errorf("trace: close %s: %w", f.Name(), e)
 		}
 	}
 	if err != nil {
-		return err
-	}
-	if err := w.syncCaptured(); err != nil {
-		return err
-	}
-	if err := syncDir(filepath.Join(w.dir, FilesDir)); err != nil {
 		return err
 	}
 	final.Version = w.hdr.Version
