@@ -92,6 +92,9 @@ type rtask struct {
 	// (awaitExitStop), where events the recording took at its death
 	// (the end of a write it was in) are replayed.
 	killed, atExit bool
+	// bufRun: a stretch of the task's buffered calls the stub replays
+	// from the buffer, checked at the task's next stop (bufreplay.go).
+	bufRun *bufRun
 }
 
 // thread is the task's real thread, for ptrace requests (from the
@@ -420,7 +423,7 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 		return ptrace.Stop{}, err
 	}
 	restarting := false // a spurious restart of an executed call is under way
-	return t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
+	st, err := t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
 		if !rp.keepStop(t, st) {
 			return rp.passOver(t)
 		}
@@ -494,6 +497,14 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 			return ptrace.Accept, rp.diverge(ev, fmt.Sprintf("expected %v, got %v at rip 0x%x (%s)", want, st.Kind, r[ptrace.RIP], describeStop(st, &r)))
 		}
 	})
+	if t.bufRun != nil {
+		// The stretch of buffered calls before this stop: a divergence
+		// there comes first.
+		if berr := rp.endBufRun(t); berr != nil {
+			return st, berr
+		}
+	}
+	return st, err
 }
 
 // spuriousRestart tells whether t, running a call for real (towards
