@@ -27,8 +27,8 @@ import (
 // one replay runs the task to anyway: no debugger session (its
 // breakpoints, steps and positions count stops), no write to gorr's
 // stdout or stderr, and the task's next event is its own syscall entry,
-// trapped instruction or synchronous signal (not a preemption point,
-// which a search finds by arrivals that could fall inside the stretch).
+// trapped instruction, synchronous signal or preemption point (whose
+// search rejects the arrivals inside the stretch, bufPending).
 // Otherwise the calls stop one by one at the stub's syscall instruction
 // as any other call.
 
@@ -63,6 +63,11 @@ func stopsAfterBufRun(ev *trace.Event) bool {
 	switch ev.Kind {
 	case trace.KindSyscallEntry, trace.KindInstruction:
 		return true
+	case trace.KindSched:
+		// The search for the point runs through the stretch; an arrival
+		// at the site before the stub has replayed all of it is not the
+		// point (bufPending).
+		return true
 	case trace.KindSignal:
 		var si ptrace.SigInfo
 		copy(si[:], ev.SigInfo)
@@ -91,7 +96,7 @@ func copyEvent(ev *trace.Event) *trace.Event {
 // passed over (syscallEntry, syscallExit) and t runs through the calls
 // at its next event.
 func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
-	if rp.driven() || t.killed || t.atExit || t.restart || t.executing || t.gone {
+	if rp.driven() || t.killed || t.atExit || t.restart || t.executing || t.gone || rp.n <= rp.bufSlowTo {
 		return false, nil
 	}
 	x, err := rp.q.peek(0)
@@ -102,21 +107,25 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	for i := 1; ; i += 2 {
 		// x, i places ahead, is the next event after the calls so far.
 		x, err := rp.q.peek(i)
-		if err != nil || x == nil || x.Tid != ev.Tid {
-			return false, err
-		}
-		y, err := rp.q.peek(i + 1)
 		if err != nil {
 			return false, err
 		}
-		if len(evs) < 2*maxBufRun && bufPair(x, y) {
-			evs = append(evs, x, y)
-			continue
+		if x != nil && x.Tid == ev.Tid {
+			y, err := rp.q.peek(i + 1)
+			if err != nil {
+				return false, err
+			}
+			if len(evs) < 2*maxBufRun && bufPair(x, y) {
+				evs = append(evs, x, y)
+				continue
+			}
+			if stopsAfterBufRun(x) {
+				break
+			}
 		}
-		if !stopsAfterBufRun(x) {
-			return false, nil
-		}
-		break
+		// The calls stop one by one; their entries need not look again.
+		rp.bufSlowTo = rp.n + uint64(len(evs)) - 1
+		return false, nil
 	}
 	if rp.opts.Tamper != nil {
 		// The events ahead are tampered with when their turn comes; the
@@ -141,8 +150,19 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if regs[ptrace.RIP] == syscallbuf.ResetRet {
+	switch regs[ptrace.RIP] {
+	case syscallbuf.ResetRet:
 		fill = 0 // held after the call that empties the buffer, which the stub resets next
+	case syscallbuf.SyscallRet:
+		// Held after a buffered call that stopped (another task's event
+		// came between it and this stretch): unless the recorder marked
+		// that call traced, the stub commits its record first.
+		if binary.LittleEndian.Uint32(hdr[syscallbuf.HdrTraced:]) == 0 {
+			if t.bufRec == 0 {
+				return false, nil
+			}
+			fill += t.bufRec
+		}
 	}
 	calls := len(evs) / 2
 	at := make([]uint64, calls)
@@ -238,4 +258,15 @@ func (rp *replayer) endBufRun(t *rtask) error {
 			What: fmt.Sprintf("expected the buffered %s, but the thread stopped first at rip 0x%x", linux.Name(int(b.evs[2*k].Sysno)), r[ptrace.RIP])}
 	}
 	return nil
+}
+
+// bufPending tells whether t is inside a stretch of buffered calls that
+// the stub has not replayed all of yet. No preemption point lies there:
+// the recording took the task's next point after all of them.
+func (rp *replayer) bufPending(t *rtask) bool {
+	if t.bufRun == nil {
+		return false
+	}
+	var b [4]byte
+	return t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, b[:]) == nil && binary.LittleEndian.Uint32(b[:]) != 0
 }
