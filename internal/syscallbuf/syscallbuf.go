@@ -92,6 +92,10 @@ const (
 	// result and copying its output bytes out of the record (0 again
 	// when the call returns).
 	HdrReplaying = 28
+	// HdrReplayStop, set by the replayer only, makes the stub trap
+	// (int3 at ReplayEnd) when it takes the last call HdrReplayLeft
+	// counted, before that call's result; it clears it.
+	HdrReplayStop = 32
 	// Hdr+128..Hdr+256 is where the stub's own fstatfs of a descriptor
 	// it opened for writing writes (stub_amd64.S, opened).
 	HdrLen = 256 // records start at Hdr+HdrLen
@@ -111,6 +115,10 @@ const (
 	// SyscallInsn is the buffered syscall instruction itself (where a
 	// call the kernel restarts after a signal handler resumes).
 	SyscallInsn = SyscallRet - 2
+	// ReplayEnd is the stub's int3 after the last call of a stretch the
+	// replayer placed with HdrReplayStop (replay only): the thread stops
+	// with rip ReplayEnd+1.
+	ReplayEnd = Base + offReplayEnd
 )
 
 // IsStub tells whether addr is in the stub's code or trampolines.
