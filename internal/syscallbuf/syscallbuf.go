@@ -40,8 +40,8 @@ import (
 // the code the recording ran. 0 in headers: the first layout (128-byte
 // header, 0x90000-byte mapping), before the field existed; 2: the stub
 // without the replay fields (HdrReplayLeft, HdrReplaying) and drained
-// events without EventFlag.
-const Layout = 3
+// events without EventFlag; 3: without HdrReplayStop and ReplayEnd.
+const Layout = 4
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
