@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 
@@ -71,6 +72,15 @@ const (
 	// StopEnd: the trace ended (Stop.Result).
 	StopEnd
 )
+
+func (k StopKind) String() string {
+	names := [...]string{StopBoundary: "boundary", StopBreakpoint: "breakpoint", StopStepped: "step done",
+		StopReadWatch: "read-watch start", StopExiting: "exiting", StopExec: "exec", StopSignal: "signal", StopEnd: "end"}
+	if k > 0 && int(k) < len(names) {
+		return names[k]
+	}
+	return fmt.Sprintf("stop kind %d", int(k))
+}
 
 // Stop is where and why Advance stopped.
 type Stop struct {
