@@ -117,14 +117,12 @@ type replayer struct {
 	stub    string
 	status  unix.WaitStatus
 	early   map[int]ptrace.Stop
-	// The debugger session driving the replay (driver.go; nil for
-	// autopilot replays).
-	drv Driver
 	// Advance's run (engine.go): the constraints of the current call,
 	// and the coroutine the event loop runs in (nil until the first
 	// Advance and for Run); yield hands it a stop.
 	c        Constraints
 	notes    Notes // for the next stop
+	adopted  *adoption
 	next     func() (Stop, error, bool)
 	stopPull func()
 	yield    func(Stop, error) bool
@@ -416,8 +414,11 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 			return ptrace.Stop{}, err
 		}
 		r, _ := t.thread().GetRegs()
-		rp.rwStart(t, Pos{Event: rp.n - 1, Tid: t.rec, Regs: r})
-		stepping = rp.rwStepsFirst() || stepping
+		first, err := rp.rwStart(t, Pos{Event: rp.n - 1, Tid: t.rec, Regs: r})
+		if err != nil {
+			return ptrace.Stop{}, err
+		}
+		stepping = first || stepping
 	}
 	if stepping {
 		rp.stepStarted()
