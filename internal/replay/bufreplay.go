@@ -275,15 +275,23 @@ func (rp *replayer) endBufRun(t *rtask) error {
 	// its registers but not yet its output fields.
 	r, _ := t.thread().GetRegs()
 	atTrap := r[ptrace.RIP] == syscallbuf.ReplayEnd+1
-	head := make([]byte, syscallbuf.RecordHead)
-	for k := range calls - left {
-		if err := t.mem.ReadMem(b.at[k], head); err != nil {
+	done := calls - left
+	var span []byte
+	if done > 0 {
+		// One read for all the records the stub filled.
+		span = make([]byte, b.at[done-1]+syscallbuf.RecordHead-b.at[0])
+		if err := t.mem.ReadMem(b.at[0], span); err != nil {
 			return err
 		}
+	}
+	for k := range done {
 		entry, exit := b.evs[2*k], b.evs[2*k+1]
-		rec, size, n := syscallbuf.ParseHead(head)
-		got, _ := rec.Events(t.rec, entry.Regs)
-		d := compareRegs(entry.Regs, got.Regs)
+		rec, size, n := syscallbuf.ParseHead(span[b.at[k]-b.at[0]:])
+		var d []string
+		if !sameCall(&rec, entry) {
+			got, _ := rec.Events(t.rec, entry.Regs)
+			d = compareRegs(entry.Regs, got.Regs)
+		}
 		var addr uint64
 		if len(exit.Mem) == 1 {
 			addr = exit.Mem[0].Addr
@@ -316,4 +324,17 @@ func (rp *replayer) bufPending(t *rtask) bool {
 	}
 	var b [4]byte
 	return t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, b[:]) == nil && binary.LittleEndian.Uint32(b[:]) != 0
+}
+
+// sameCall tells quickly whether the record the stub filled has the
+// call and registers of the recorded entry (compareRegs says what
+// differs, ignoring the trap and resume flags, when it has not).
+func sameCall(rec *syscallbuf.Record, entry *trace.Event) bool {
+	r := entry.Regs
+	return rec.Nr == int(entry.Sysno) && r[ptrace.ORIGRAX] == uint64(rec.Nr) && r[ptrace.R11] == r[ptrace.EFLAGS] &&
+		r[ptrace.RIP] == syscallbuf.SyscallRet && r[ptrace.RCX] == syscallbuf.SyscallRet && int64(r[ptrace.RAX]) == -int64(unix.ENOSYS) &&
+		rec.Regs == [14]uint64{
+			r[ptrace.RDI], r[ptrace.RSI], r[ptrace.RDX], r[ptrace.R10], r[ptrace.R8], r[ptrace.R9],
+			r[ptrace.RBX], r[ptrace.RBP], r[ptrace.R12], r[ptrace.R13], r[ptrace.R14], r[ptrace.R15],
+			r[ptrace.RSP], r[ptrace.EFLAGS]}
 }
