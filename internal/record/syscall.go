@@ -328,14 +328,13 @@ func (r *recorder) onExit(t *task) error {
 		return err
 	}
 	if r.bufOn {
-		if t.sysno == unix.SYS_RT_SIGRETURN && ret != -512 && ret != -513 && ret != -514 && ret != -516 && regs[ptrace.RIP] != syscallbuf.SyscallInsn {
-			// The handler returned without a restart. (With SA_RESTART
-			// the kernel rewound the interrupted stub call to its
-			// syscall instruction before the handler ran: the frame
-			// returns there, and the call must stop to be recorded, as
-			// the stub appends nothing after a traced call.)
-			t.forceTrace = false
-		}
+		// forceTrace is not cleared at a handler's rt_sigreturn: with
+		// nested handlers (a second signal delivered as the first
+		// handler starts) the inner one returns into the outer handler,
+		// and the interrupted stub call is restarted only when the outer
+		// one returns. It is cleared when the thread next makes a call
+		// from the stub's buffered instruction under ptrace (the restart,
+		// or the next buffered call after an EINTR), see onEntry.
 		if err := r.disableBuf(t, ev, t.sysno, [6]uint64(a), ret); err != nil {
 			return err
 		}
