@@ -399,11 +399,10 @@ func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error
 		if s.Off < m.Offset || s.Off >= m.Offset+(m.End-m.Start) {
 			continue
 		}
-		addr := m.Start + s.Off - m.Offset
-		if err := t.mem.WriteMem(addr, []byte{0xcc}); err != nil {
-			return nil, fmt.Errorf("patch %s at 0x%x: %w", m.Name, addr, err)
-		}
-		out = append(out, trace.MemWrite{Addr: addr, Data: []byte{0xcc}})
+		out = append(out, trace.MemWrite{Addr: m.Start + s.Off - m.Offset, Data: []byte{0xcc}})
+	}
+	if err := t.mem.WriteAll(out); err != nil {
+		return nil, fmt.Errorf("patch %s: %w", m.Name, err)
 	}
 	return out, nil
 }

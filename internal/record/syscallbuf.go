@@ -123,10 +123,8 @@ func (r *recorder) patchBufSites(t *task, rel string, start, off, n uint64) ([]t
 		r.since(phScan, t0)
 	}
 	writes := syscallbuf.Patch(sites, start, off, n, &t.buf.next)
-	for _, w := range writes {
-		if err := t.mem.WriteMem(w.Addr, w.Data); err != nil {
-			return nil, fmt.Errorf("redirect a syscall site at 0x%x: %w", w.Addr, err)
-		}
+	if err := t.mem.WriteAll(writes); err != nil {
+		return nil, fmt.Errorf("redirect the syscall sites of %s: %w", rel, err)
 	}
 	return writes, nil
 }

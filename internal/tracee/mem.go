@@ -4,12 +4,16 @@
 package tracee
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 // Mem accesses one address space.
@@ -94,6 +98,28 @@ func (m *Mem) WriteMem(addr uint64, data []byte) error {
 		}
 		data = data[n:]
 		addr += uint64(n)
+	}
+	return nil
+}
+
+// WriteAll makes the writes ws (which must not overlap), merging those
+// that are adjacent in memory into one write each: the trampolines a
+// patch writes side by side cost one system call instead of one each.
+func (m *Mem) WriteAll(ws []trace.MemWrite) error {
+	sorted := slices.Clone(ws)
+	slices.SortFunc(sorted, func(a, b trace.MemWrite) int { return cmp.Compare(a.Addr, b.Addr) })
+	var run []byte
+	for i := 0; i < len(sorted); {
+		at := sorted[i].Addr
+		run = append(run[:0], sorted[i].Data...)
+		j := i + 1
+		for ; j < len(sorted) && sorted[j].Addr == at+uint64(len(run)); j++ {
+			run = append(run, sorted[j].Data...)
+		}
+		if err := m.WriteMem(at, run); err != nil {
+			return err
+		}
+		i = j
 	}
 	return nil
 }
