@@ -1,6 +1,8 @@
 package record
 
 import (
+	"cmp"
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/patch"
+	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
@@ -33,10 +36,11 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	type plan struct {
 		at uint64 // the mov, mapped
 		s  *patch.CpuidSite
+		f  fileID
 	}
 	var plans []plan
-	count := map[uint64]int{}     // plans by inode
-	lowest := map[uint64]uint64{} // lowest mapping of each inode
+	count := map[fileID]int{}     // plans by file
+	lowest := map[fileID]uint64{} // lowest mapping of each file
 	for _, m := range maps {
 		if m.Prot&unix.PROT_EXEC == 0 || m.Inode == 0 || !strings.HasPrefix(m.Name, "/") {
 			continue
@@ -45,31 +49,34 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		if err != nil {
 			return nil, err
 		}
+		f := fileID{m.Dev, m.Inode}
 		sites, int3s := r.cpuidSites(rel)
 		for i := range sites {
 			s := &sites[i]
 			if s.Off < m.Offset || s.Off+s.Len() > m.Offset+m.Size() || !int3s[s.Off+s.Len()-2] {
 				continue
 			}
-			plans = append(plans, plan{at: m.Start + s.Off - m.Offset, s: s})
-			count[m.Inode]++
+			plans = append(plans, plan{at: m.Start + s.Off - m.Offset, s: s, f: f})
+			count[f]++
 		}
-		if l, ok := lowest[m.Inode]; !ok || m.Start < l {
-			lowest[m.Inode] = m.Start
+		if l, ok := lowest[f]; !ok || m.Start < l {
+			lowest[f] = m.Start
 		}
 	}
 	// Just below the file with the most sites (ld.so), where the kernel
 	// puts it if that is free (above an executable lies its brk area);
-	// the sites out of a rel32's reach of where it lands keep their
-	// int3.
+	// the sites of other files, and those out of a rel32's reach of where
+	// it lands, keep their int3.
 	var hint uint64
+	var file fileID
 	best := 0
-	for ino, n := range count {
-		if n > best || n == best && lowest[ino]-pageSize > hint {
-			best, hint = n, lowest[ino]-pageSize
+	for f, n := range count {
+		if n > best || n == best && lowest[f]-pageSize > hint {
+			best, hint, file = n, lowest[f]-pageSize, f
 		}
 	}
-	if len(plans) == 0 {
+	plans = slices.DeleteFunc(plans, func(p plan) bool { return p.f != file })
+	if len(plans) == 0 || plans[len(plans)-1].at-plans[0].at > 64<<20 {
 		return maps, nil
 	}
 	plans = plans[:min(len(plans), pageSize/cpuidSlot)]
@@ -81,17 +88,22 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		r.logf("tid %d: no cpuid trampolines: mmap: %d", t.tid, base)
 		return maps, nil
 	}
+	// The sites must still read as the file has them (nothing else
+	// rewrote them): read in one go.
+	slices.SortFunc(plans, func(a, b plan) int { return cmp.Compare(a.at, b.at) })
+	code := make([]byte, plans[len(plans)-1].at+5-plans[0].at)
+	if n := t.mem.ReadPartial(plans[0].at, code); n < len(code) {
+		code = code[:n]
+	}
 	page := make([]byte, 0, pageSize)
-	var jumps []plan
+	var writes []trace.MemWrite
 	for _, p := range plans {
 		tr := uint64(base) + uint64(len(page))
 		if !patch.InRel32(p.at, tr) || !patch.InRel32(tr+uint64(len(p.s.Mid))+20, p.at+p.s.Len()) {
 			continue
 		}
-		// The site must still read as the file has it (nothing else
-		// rewrote it).
-		var code [5]byte
-		if t.mem.ReadMem(p.at, code[:]) != nil || code[0] != 0xb8 || uint32(code[1])|uint32(code[2])<<8|uint32(code[3])<<16|uint32(code[4])<<24 != p.s.Leaf {
+		o := p.at - plans[0].at
+		if o+5 > uint64(len(code)) || code[o] != 0xb8 || binary.LittleEndian.Uint32(code[o+1:]) != p.s.Leaf {
 			continue
 		}
 		a, b, c, d := r.emulatedCpuid(p.s.Leaf, p.s.Sub)
@@ -99,19 +111,17 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		for len(page)%cpuidSlot != 0 {
 			page = append(page, 0xcc)
 		}
-		jumps = append(jumps, plan{at: p.at, s: &patch.CpuidSite{Off: tr}})
+		writes = append(writes, trace.MemWrite{Addr: p.at, Data: patch.CpuidJump(p.at, tr)})
 	}
-	if len(jumps) > 0 {
+	if len(writes) > 0 {
 		if err := t.mem.WriteMem(uint64(base), page); err != nil {
 			return nil, fmt.Errorf("write the cpuid trampolines: %w", err)
 		}
-		for _, j := range jumps {
-			if err := t.mem.WriteMem(j.at, patch.CpuidJump(j.at, j.s.Off)); err != nil {
-				return nil, fmt.Errorf("redirect the cpuid at 0x%x: %w", j.at, err)
-			}
+		if err := t.mem.WriteCode(writes); err != nil {
+			return nil, fmt.Errorf("redirect the cpuids: %w", err)
 		}
 	}
-	r.logf("tid %d: %d cpuid trampolines at 0x%x", t.tid, len(jumps), base)
+	r.logf("tid %d: %d cpuid trampolines at 0x%x", t.tid, len(writes), base)
 	return tracee.Maps(t.tid)
 }
 
@@ -141,6 +151,12 @@ func (r *recorder) cpuidSites(rel string) ([]patch.CpuidSite, map[uint64]bool) {
 	sites = slices.Clip(sites)
 	r.cpuidFiles[rel] = cpuidFile{sites: sites, int3s: int3s}
 	return sites, int3s
+}
+
+// fileID is a mapped file's device and inode (as /proc/PID/maps has them).
+type fileID struct {
+	dev string
+	ino uint64
 }
 
 // cpuidFile is what cpuidSites found in one captured file.

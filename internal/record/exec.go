@@ -408,7 +408,7 @@ func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error
 		}
 		out = append(out, trace.MemWrite{Addr: m.Start + s.Off - m.Offset, Data: []byte{0xcc}})
 	}
-	if err := t.mem.WriteAll(out); err != nil {
+	if err := t.mem.WriteCode(out); err != nil {
 		return nil, fmt.Errorf("patch %s: %w", m.Name, err)
 	}
 	return out, nil

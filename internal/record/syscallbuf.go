@@ -123,7 +123,7 @@ func (r *recorder) patchBufSites(t *task, rel string, start, off, n uint64) ([]t
 		r.since(phScan, t0)
 	}
 	writes := syscallbuf.Patch(sites, start, off, n, &t.buf.next)
-	if err := t.mem.WriteAll(writes); err != nil {
+	if err := t.mem.WriteCode(writes); err != nil {
 		return nil, fmt.Errorf("redirect the syscall sites of %s: %w", rel, err)
 	}
 	return writes, nil

@@ -109,3 +109,30 @@ func TestWriteAllSelf(t *testing.T) {
 		t.Fatal("WriteAll reordered its argument")
 	}
 }
+
+// WriteCode merges near writes through one read-modify-write and keeps
+// the bytes between them.
+func TestWriteCodeSelf(t *testing.T) {
+	m, err := OpenMem(os.Getpid())
+	if err != nil {
+		t.Skip(err)
+	}
+	defer m.Close()
+	buf := make([]byte, 3*4096)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	want := append([]byte(nil), buf...)
+	base := addrOf(buf)
+	var ws []trace.MemWrite
+	for _, off := range []uint64{100, 7, 2000, 5000, 3*4096 - 1} {
+		ws = append(ws, trace.MemWrite{Addr: base + off, Data: []byte{0xcc}})
+		want[off] = 0xcc
+	}
+	if err := m.WriteCode(ws); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf, want) {
+		t.Fatal("memory differs after WriteCode")
+	}
+}
