@@ -131,3 +131,23 @@ func mustOpen(t *testing.T, path string) *os.File {
 	t.Cleanup(func() { f.Close() })
 	return f
 }
+
+// ld.so's text segment ends inside a page: the rest of it is padding.
+func TestCodePaddingLdso(t *testing.T) {
+	f, err := os.Open("/lib64/ld-linux-x86-64.so.2")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	off, n := CodePadding(f)
+	if n == 0 || (off+n)%4096 != 0 {
+		t.Fatalf("padding [0x%x, +0x%x)", off, n)
+	}
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, int64(off)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, make([]byte, n)) {
+		t.Fatalf("padding at 0x%x is not zeros", off)
+	}
+}

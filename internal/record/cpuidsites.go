@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -21,14 +22,16 @@ const cpuidSlot = 32
 // plantCpuidTrampolines answers, without a stop, the cpuids of a fresh
 // address space whose inputs are constants (patch.CpuidSite: most of the
 // ~50 that ld.so runs in every process, each otherwise an int3 trap on a
-// CPU without cpuid faulting). It maps one page just below the mapped file
-// holding most such sites (ld.so), writes there a trampoline per site that loads the
-// answer the recorder would have emulated (emulatedCpuid), and replaces
+// CPU without cpuid faulting). For the mapped file holding most such
+// sites (ld.so) it writes a trampoline per site that loads the answer the
+// recorder would have emulated (emulatedCpuid), into the padding after
+// the file's code in its last page (patch.CodePadding) or, when they do
+// not fit there, into a page it maps just below the file; and it replaces
 // each site's `mov $leaf, %eax` with a jump to its trampoline. Called at
-// exec before the snapshot, so the page and the jumps are part of it and
-// replay runs the same code (no event is recorded). Only a recorder bound
-// to one CPU does this: its answers are then constant per leaf and
-// subleaf. It returns the maps as they are after it.
+// exec before the snapshot, so the trampolines and the jumps are part of
+// it and replay runs the same code (no event is recorded). Only a
+// recorder bound to one CPU does this: its answers are then constant per
+// leaf and subleaf. It returns the maps as they are after it.
 func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.Map, error) {
 	if r.opts.BindCPU < 0 {
 		return maps, nil
@@ -41,6 +44,7 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	var plans []plan
 	count := map[fileID]int{}     // plans by file
 	lowest := map[fileID]uint64{} // lowest mapping of each file
+	pads := map[fileID]tracee.Range{}
 	for _, m := range maps {
 		if m.Prot&unix.PROT_EXEC == 0 || m.Inode == 0 || !strings.HasPrefix(m.Name, "/") {
 			continue
@@ -51,6 +55,9 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		}
 		f := fileID{m.Dev, m.Inode}
 		sites, int3s := r.cpuidSites(rel)
+		if c := r.cpuidFiles[rel]; c.padN > 0 && c.padOff >= m.Offset && c.padOff+c.padN <= m.Offset+m.Size() {
+			pads[f] = tracee.Range{Start: m.Start + c.padOff - m.Offset, End: m.Start + c.padOff - m.Offset + c.padN}
+		}
 		for i := range sites {
 			s := &sites[i]
 			if s.Off < m.Offset || s.Off+s.Len() > m.Offset+m.Size() || !int3s[s.Off+s.Len()-2] {
@@ -80,13 +87,28 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		return maps, nil
 	}
 	plans = plans[:min(len(plans), pageSize/cpuidSlot)]
-	base, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, hint, pageSize, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
-	if err != nil {
-		return nil, fmt.Errorf("map the cpuid trampolines: %w", err)
+	// The trampolines go into the padding after the file's code in its
+	// last page when they fit there and it reads as zeros (ld.so's has
+	// 3.8 KB): no system call, no new mapping. Else into a page mapped
+	// for them.
+	var base int64
+	mapped := false
+	if pad, ok := pads[file]; ok && pad.End-pad.Start >= uint64(len(plans))*cpuidSlot {
+		b := make([]byte, uint64(len(plans))*cpuidSlot)
+		if t.mem.ReadMem(pad.Start, b) == nil && !slices.ContainsFunc(b, func(c byte) bool { return c != 0 }) {
+			base = int64(pad.Start)
+		}
 	}
-	if base < 0 && base > -4096 {
-		r.logf("tid %d: no cpuid trampolines: mmap: %d", t.tid, base)
-		return maps, nil
+	if base == 0 {
+		ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, hint, pageSize, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+		if err != nil {
+			return nil, fmt.Errorf("map the cpuid trampolines: %w", err)
+		}
+		if ret < 0 && ret > -4096 {
+			r.logf("tid %d: no cpuid trampolines: mmap: %d", t.tid, ret)
+			return maps, nil
+		}
+		base, mapped = ret, true
 	}
 	// The sites must still read as the file has them (nothing else
 	// rewrote them): read in one go.
@@ -122,6 +144,9 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		}
 	}
 	r.logf("tid %d: %d cpuid trampolines at 0x%x", t.tid, len(writes), base)
+	if !mapped {
+		return maps, nil
+	}
 	return tracee.Maps(t.tid)
 }
 
@@ -149,7 +174,14 @@ func (r *recorder) cpuidSites(rel string) ([]patch.CpuidSite, map[uint64]bool) {
 		}
 	}
 	sites = slices.Clip(sites)
-	r.cpuidFiles[rel] = cpuidFile{sites: sites, int3s: int3s}
+	c := cpuidFile{sites: sites, int3s: int3s}
+	if len(sites) > 0 {
+		if f, err := os.Open(path); err == nil {
+			c.padOff, c.padN = patch.CodePadding(f)
+			f.Close()
+		}
+	}
+	r.cpuidFiles[rel] = c
 	return sites, int3s
 }
 
@@ -163,4 +195,7 @@ type fileID struct {
 type cpuidFile struct {
 	sites []patch.CpuidSite
 	int3s map[uint64]bool
+	// padOff and padN are the file range after its code where
+	// trampolines may go (patch.CodePadding).
+	padOff, padN uint64
 }
