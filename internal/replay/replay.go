@@ -93,8 +93,11 @@ type rtask struct {
 	// (the end of a write it was in) are replayed.
 	killed, atExit bool
 	// bufRun: a stretch of the task's buffered calls the stub replays
-	// from the buffer, checked at the task's next stop (bufreplay.go).
+	// from the buffer, checked at the task's next stop (bufreplay.go);
+	// bufRec: the size of the record the stub commits after the last
+	// buffered call of the task that stopped (0: none yet).
 	bufRun *bufRun
+	bufRec uint32
 }
 
 // thread is the task's real thread, for ptrace requests (from the
@@ -138,6 +141,9 @@ type replayer struct {
 	// takenAtDeath: the output of the recorded ends of calls of tasks an
 	// execve killed, taken at their deaths (diesInExec).
 	takenAtDeath map[*trace.Event][]byte
+	// bufSlowTo: buffered calls up to this event stop one by one
+	// (bufreplay.go).
+	bufSlowTo uint64
 }
 
 // Replay runs the whole trace without a debugger.
