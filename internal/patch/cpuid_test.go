@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"testing"
+	"time"
 )
 
 // The constant forms are found by the offset of their mov; a leaf that
@@ -149,5 +150,32 @@ func TestCodePaddingLdso(t *testing.T) {
 	}
 	if !bytes.Equal(b, make([]byte, n)) {
 		t.Fatalf("padding at 0x%x is not zeros", off)
+	}
+}
+
+// Pruning removes the unversioned entries and the build directories
+// unused for longer than the age, and keeps the recent ones.
+func TestPruneCacheDirs(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"build-old", "build-new", "other"} {
+		if err := os.Mkdir(root+"/"+d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(root+"/digest-x.json", []byte("[]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(root+"/build-old", old, old); err != nil {
+		t.Fatal(err)
+	}
+	pruneCacheDirs(root, 7*24*time.Hour)
+	for name, want := range map[string]bool{"build-old": false, "build-new": true, "other": true, "digest-x.json": false} {
+		if _, err := os.Stat(root + "/" + name); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", name, err == nil, want)
+		}
+	}
+	if id := selfBuildID(); id == "" {
+		t.Error("the test binary has no build ID")
 	}
 }
