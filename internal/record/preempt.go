@@ -65,11 +65,16 @@ var takePoints pointTaker = statePoints{}
 // the SSE registers and a checksum of writable memory.
 func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 	start := time.Now()
-	var run []asyncpoint.Insn
-	seen := map[uint64]int{}
+	var entered func(pc uint64) bool // the file's branch targets, read when a site is first chosen
+	lp := &asyncpoint.Loop{Avoid: t.lastRegs[ptrace.RIP], Entered: func(pc uint64) bool {
+		if entered == nil {
+			if entered = r.branchTargets(t); entered == nil {
+				return true
+			}
+		}
+		return entered(pc)
+	}}
 	words := map[uint64]int{} // word -> last step that touched it
-	var site uint64
-	siteLen := 0
 	code := make([]byte, 16)
 	// The registers at the latest arrival at each address: at the point,
 	// those of the previous arrival at the site tell which register
@@ -89,15 +94,6 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			}
 		}
 		pc := regs[ptrace.RIP]
-		if site != 0 && pc == site || step == maxLearnSteps {
-			if pc != site {
-				// No loop found (or its site not reached): take the
-				// point here, found in replay by a breakpoint that
-				// checks every arrival.
-				siteLen = 0
-			}
-			return pointTaken, r.emitPoint(t, &regs, siteLen, hintFlag(prev, &regs), words, step, start)
-		}
 		n := t.mem.ReadPartial(pc, code)
 		in, ok := asyncpoint.Decode(code[:n], pc, &regs)
 		if !ok || in.Event {
@@ -108,19 +104,17 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 		for _, w := range in.Accesses {
 			words[w] = step
 		}
-		if first, ok := seen[pc]; ok && site == 0 {
-			if s, l, ok := asyncpoint.ChooseSite(run[first:], asyncpoint.Targets(run), r.branchTargets(t), t.lastRegs[ptrace.RIP]); ok {
-				site, siteLen = s, l
-				if pc == site {
-					return pointTaken, r.emitPoint(t, &regs, siteLen, hintFlag(prev, &regs), words, step, start)
-				}
-			}
+		if lp.Arrive(in) {
+			_, siteLen := lp.Site()
+			return pointTaken, r.emitPoint(t, &regs, siteLen, hintFlag(prev, &regs), words, step, start)
 		}
-		if _, ok := seen[pc]; !ok {
-			seen[pc] = len(run)
+		if step == maxLearnSteps {
+			// No loop found (or its site not reached): take the point
+			// here, found in replay by a breakpoint that checks every
+			// arrival.
+			return pointTaken, r.emitPoint(t, &regs, 0, hintFlag(prev, &regs), words, step, start)
 		}
 		prev[pc] = regs
-		run = append(run, in)
 		if in.RepString {
 			// Finish it at native speed (stepping stops after every
 			// iteration, and a point inside it is not an instruction
