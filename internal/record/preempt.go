@@ -59,7 +59,9 @@ var takePoints pointTaker = statePoints{}
 // repeats; one iteration of that loop is then known: its instructions
 // and the memory words they touch. The point is taken at an instruction
 // of that iteration where replay can plant a jump (a site, see
-// asyncpoint.ChooseSite) when t next arrives there. Its identity is the
+// asyncpoint.ChooseSite) when t next arrives there; it is chosen again
+// when t goes round a loop without passing it (asyncpoint.Loop: a
+// search begun in an inner loop's last iteration). Its identity is the
 // full register file, the values of the touched memory words (in a loop
 // whose registers repeat, a counter in memory tells iterations apart),
 // the SSE registers and a checksum of writable memory.
