@@ -194,9 +194,17 @@ func (r *recorder) holdDuringSearch(t *task, st ptrace.Stop) (si *ptrace.SigInfo
 	}
 	switch {
 	case st.Signal == watchdogSignal && isOurs(&info):
+		// Sent late, for the timeslice this search ends already. The
+		// watchdog fires once per thread until the recorder takes its
+		// signal (fired): without this, it never interrupted the
+		// thread again, nor did chaos mode step it.
+		r.dog.fired.CompareAndSwap(int64(t.tid), 0)
+		r.logf("tid %d: late timeslice signal dropped during a point search", t.tid)
 		return nil, true
 	case st.Signal == int(unix.SIGSTOP) && isOurs(&info) && r.dog.stopSent.CompareAndSwap(int64(t.tid), 0):
-		return nil, true // the watchdog's SIGSTOP for a thread blocking its signal
+		// The watchdog's SIGSTOP for a thread blocking its signal.
+		r.dog.fired.CompareAndSwap(int64(t.tid), 0)
+		return nil, true
 	case !synchronous(&info):
 		if saved, ok := t.reraised[st.Signal]; ok {
 			delete(t.reraised, st.Signal)
