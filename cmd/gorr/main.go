@@ -62,7 +62,10 @@ func main() {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			os.Exit(c.run(args[1:]))
+			stop := startProfiles()
+			code := c.run(args[1:])
+			stop()
+			os.Exit(code)
 		}
 	}
 	fmt.Fprintf(os.Stderr, "gorr: unknown command %q (see 'gorr help')\n", args[0])

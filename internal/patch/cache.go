@@ -2,12 +2,15 @@ package patch
 
 import (
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
+	"time"
 )
 
 // ScanFile is Scan of the file at path, with the result kept in cacheDir
@@ -22,6 +25,17 @@ func ScanFile(path, cacheDir string) ([]Site, error) {
 // captured file), so the file is not read once more to hash it. An empty
 // digest makes it ScanFile.
 func ScanFileKeyed(path, digest, cacheDir string) ([]Site, error) {
+	return CachedScan(path, "", digest, cacheDir, Scan)
+}
+
+// CachedScan runs scan (a scanner of ELF files: this package's Scan, or
+// the system-call sites of internal/syscallbuf) over the file at path,
+// with its result kept in cacheDir (if not empty) as JSON under kind (a
+// name telling scanners apart; "" for Scan's) and digest (see
+// ScanFileKeyed; the file's SHA-256 when empty). A cache entry that
+// cannot be read or written is ignored. Entries are not versioned: the
+// directory is (DefaultCacheDir names the gorr binary that wrote them).
+func CachedScan[T any](path, kind, digest, cacheDir string, scan func(io.ReaderAt) ([]T, error)) ([]T, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -34,58 +48,133 @@ func ScanFileKeyed(path, digest, cacheDir string) ([]Site, error) {
 	if _, err := f.ReadAt(magic[:], 0); err != nil || string(magic[:]) != "\x7fELF" {
 		return nil, fmt.Errorf("%s: not an ELF file", path)
 	}
+	prefix := ""
+	if kind != "" {
+		prefix = kind + "-"
+	}
 	var key string
 	if cacheDir != "" && digest != "" {
-		key = "digest-" + digest + ".json"
-		if b, err := os.ReadFile(filepath.Join(cacheDir, key)); err == nil {
-			var sites []Site
-			if json.Unmarshal(b, &sites) == nil {
-				return sites, nil
-			}
+		key = prefix + "digest-" + digest + ".json"
+		if sites, ok := readEntry[T](filepath.Join(cacheDir, key)); ok {
+			return sites, nil
 		}
 	} else if cacheDir != "" {
 		// Keyed by content: the recorder scans its private copies of
 		// mapped files, a new inode at every recording.
 		h := sha256.New()
 		if _, err := io.Copy(h, f); err == nil {
-			key = "sha256-" + hex.EncodeToString(h.Sum(nil)) + ".json"
-			if b, err := os.ReadFile(filepath.Join(cacheDir, key)); err == nil {
-				var sites []Site
-				if json.Unmarshal(b, &sites) == nil {
-					return sites, nil
-				}
+			key = prefix + "sha256-" + hex.EncodeToString(h.Sum(nil)) + ".json"
+			if sites, ok := readEntry[T](filepath.Join(cacheDir, key)); ok {
+				return sites, nil
 			}
 		}
 		if _, err := f.Seek(0, io.SeekStart); err != nil {
 			return nil, err
 		}
 	}
-	sites, err := Scan(f)
+	sites, err := scan(f)
 	if err != nil {
 		return nil, err
 	}
 	if key != "" {
-		if b, err := json.Marshal(sites); err == nil && os.MkdirAll(cacheDir, 0o700) == nil {
-			tmp, err := os.CreateTemp(cacheDir, "tmp-")
-			if err == nil {
-				_, werr := tmp.Write(b)
-				if cerr := tmp.Close(); werr == nil && cerr == nil {
-					_ = os.Rename(tmp.Name(), filepath.Join(cacheDir, key))
-				} else {
-					_ = os.Remove(tmp.Name())
-				}
-			}
-		}
+		writeEntry(cacheDir, key, sites)
 	}
 	return sites, nil
 }
 
+func readEntry[T any](path string) ([]T, bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false
+	}
+	var sites []T
+	if json.Unmarshal(b, &sites) != nil {
+		return nil, false
+	}
+	return sites, true
+}
+
+// writeEntry stores sites under key, atomically (a temporary file renamed).
+func writeEntry[T any](cacheDir, key string, sites []T) {
+	b, err := json.Marshal(sites)
+	if err != nil || os.MkdirAll(cacheDir, 0o700) != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(cacheDir, "tmp-")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr == nil && cerr == nil {
+		_ = os.Rename(tmp.Name(), filepath.Join(cacheDir, key))
+	} else {
+		_ = os.Remove(tmp.Name())
+	}
+}
+
 // DefaultCacheDir is where recordings keep scan results:
-// $XDG_CACHE_HOME/gorr/sites or ~/.cache/gorr/sites ("" if neither).
+// $XDG_CACHE_HOME/gorr/sites or ~/.cache/gorr/sites ("" if neither), in a
+// subdirectory named after the running gorr binary's build ID, so that a
+// gorr whose scanners changed never reads another's results. The
+// subdirectories of other builds not used for a week are removed when a
+// new one is made.
 func DefaultCacheDir() string {
 	d, err := os.UserCacheDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(d, "gorr", "sites")
+	root := filepath.Join(d, "gorr", "sites")
+	id := selfBuildID()
+	if id == "" {
+		return "" // no version to key the entries by: no cache
+	}
+	dir := filepath.Join(root, id)
+	now := time.Now()
+	if os.Chtimes(dir, now, now) != nil { // (its time says when it was last used)
+		pruneCacheDirs(root, 7*24*time.Hour)
+	}
+	return dir
+}
+
+// selfBuildID is a short hash of the running executable's Go build ID
+// ("" if it has none).
+func selfBuildID() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	f, err := elf.Open(exe)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	s := f.Section(".note.go.buildid")
+	if s == nil {
+		return ""
+	}
+	b, err := s.Data()
+	if err != nil || len(b) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return "build-" + hex.EncodeToString(sum[:8])
+}
+
+// pruneCacheDirs removes the entries of root unused for longer than age:
+// the build subdirectories, and the entries of the unversioned layout
+// that came before them.
+func pruneCacheDirs(root string, age time.Duration) {
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil {
+			continue
+		}
+		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") || e.IsDir() && strings.HasPrefix(e.Name(), "build-") && time.Since(fi.ModTime()) > age {
+			_ = os.RemoveAll(filepath.Join(root, e.Name()))
+		}
+	}
 }

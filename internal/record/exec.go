@@ -62,6 +62,9 @@ func (r *recorder) onExecDone(t *task, former int) error {
 			return err
 		}
 	}
+	if maps, err = r.plantCpuidTrampolines(t, maps); err != nil {
+		return err
+	}
 	regs, err := t.thread().GetRegs()
 	if err != nil {
 		return err
@@ -282,7 +285,7 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 				return err
 			}
 			ev.Mem = append(ev.Mem, patched...)
-			redirected, err := r.patchBufSites(t, fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End), st.Ino, m.Start, m.Offset, m.End-m.Start)
+			redirected, err := r.patchBufSites(t, rel, m.Start, m.Offset, m.End-m.Start)
 			if err != nil {
 				return err
 			}
@@ -387,22 +390,9 @@ func (r *recorder) recordRemap(t *task, ev *trace.Event, addr uint64, a linux.Ar
 // the mapping with int3 and returns the writes made.
 func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error) {
 	defer r.since(phPatch, time.Now())
-	sites, ok := r.sites[m.File]
-	if !ok {
-		t0 := time.Now()
-		path := r.w.Dir() + "/" + m.File
-		if _, err := os.Stat(path); err != nil {
-			return nil, fmt.Errorf("scan %s: %w", m.Name, err)
-		}
-		// The manifest's digest of the copy keys the site cache: the copy
-		// is not read again to hash it.
-		var digest string
-		if d, ok := r.w.FileDigest(m.File); ok {
-			digest = d.SHA256
-		}
-		sites, _ = patch.ScanFileKeyed(path, digest, r.opts.SiteCache) // not an ELF file: nothing to patch
-		r.sites[m.File] = sites
-		r.since(phScan, t0)
+	sites, err := r.int3Sites(m.File, r.w.Dir()+"/"+m.File)
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", m.Name, err)
 	}
 	var out []trace.MemWrite
 	for _, s := range sites {
@@ -416,4 +406,26 @@ func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error
 		out = append(out, trace.MemWrite{Addr: addr, Data: []byte{0xcc}})
 	}
 	return out, nil
+}
+
+// int3Sites returns the rdtsc, rdtscp and cpuid sites of the captured
+// file rel at path (found once per recording, and kept in the site cache
+// between recordings).
+func (r *recorder) int3Sites(rel, path string) ([]patch.Site, error) {
+	if sites, ok := r.sites[rel]; ok {
+		return sites, nil
+	}
+	defer r.since(phScan, time.Now())
+	if _, err := os.Stat(path); err != nil {
+		return nil, err
+	}
+	// The manifest's digest of the copy keys the site cache: the copy
+	// is not read again to hash it.
+	var digest string
+	if d, ok := r.w.FileDigest(rel); ok {
+		digest = d.SHA256
+	}
+	sites, _ := patch.ScanFileKeyed(path, digest, r.opts.SiteCache) // not an ELF file: nothing to patch
+	r.sites[rel] = sites
+	return sites, nil
 }

@@ -165,6 +165,7 @@ type recorder struct {
 	// CPU has no cpuid faulting (not asked again).
 	noCpuidFaulting bool
 	sites           map[string][]patch.Site // by captured file
+	cpuidFiles      map[string]cpuidFile    // constant cpuid sites by captured file (cpuidsites.go)
 	dog             watchdog
 	sharedFiles     map[uint64]string // inodes of files mapped by mmap: their last capture
 	// everShared holds the inodes ever mapped MAP_SHARED (mmap, shmat) in
@@ -183,20 +184,20 @@ type recorder struct {
 	cpuid map[[2]uint32][4]uint32
 	// diffBuf and diffWant are diffPages's read buffers, reused.
 	diffBuf, diffWant []byte
-	points            uint64                     // preemption points recorded
-	rng               *rand.Rand                 // chaos mode: random timeslices
-	chaosStepTime     time.Duration              // chaos mode: time spent in chaosSteps
-	start             time.Time                  // when the recording started (event times)
-	targets           map[string]map[uint64]bool // direct branch targets of mapped files (preempt.go)
-	stopped           int                        // tasks in stStopped
-	queued            []ptrace.Stop              // stops of other tasks met while waiting for one (waitFor)
-	heldExits         []heldExit                 // deaths by signal of threads whose process still has live threads
-	shutdown          bool                       // the initial process is gone and the rest were killed
-	tty               *os.File                   // the controlling terminal the tracee's group was given (nil: none)
-	pgid              int                        // the tracee's process group
-	bufOn             bool                       // the syscall buffer is used (Options.SyscallBuffer)
-	filterOn          bool                       // its seccomp filter is installed
-	bufSites          map[string][]syscallbuf.Site
+	points            uint64                       // preemption points recorded
+	rng               *rand.Rand                   // chaos mode: random timeslices
+	chaosStepTime     time.Duration                // chaos mode: time spent in chaosSteps
+	start             time.Time                    // when the recording started (event times)
+	targets           map[string]map[uint64]bool   // direct branch targets of mapped files (preempt.go)
+	stopped           int                          // tasks in stStopped
+	queued            []ptrace.Stop                // stops of other tasks met while waiting for one (waitFor)
+	heldExits         []heldExit                   // deaths by signal of threads whose process still has live threads
+	shutdown          bool                         // the initial process is gone and the rest were killed
+	tty               *os.File                     // the controlling terminal the tracee's group was given (nil: none)
+	pgid              int                          // the tracee's process group
+	bufOn             bool                         // the syscall buffer is used (Options.SyscallBuffer)
+	filterOn          bool                         // its seccomp filter is installed
+	bufSites          map[string][]syscallbuf.Site // by captured file
 	bufCalls          uint64
 	calls             callStats // by number and path (stats.go)
 }
@@ -228,7 +229,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string]map[uint64]bool{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string]map[uint64]bool{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])

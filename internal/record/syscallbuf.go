@@ -6,9 +6,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -89,35 +91,36 @@ func (r *recorder) setupBuf(t *task) error {
 		if m.Prot&unix.PROT_EXEC == 0 || m.Inode == 0 || len(m.Name) == 0 || m.Name[0] != '/' {
 			continue
 		}
-		path := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
-		if _, err := r.patchBufSites(t, path, m.Inode, m.Start, m.Offset, m.End-m.Start); err != nil {
+		rel, _, err := r.capture(t, m)
+		if err != nil {
+			return err
+		}
+		if _, err := r.patchBufSites(t, rel, m.Start, m.Offset, m.End-m.Start); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// patchBufSites redirects the syscall sites of the file at path (inode
-// ino) mapped at start from offset off, and returns the writes (also made
-// in the tracee).
-func (r *recorder) patchBufSites(t *task, path string, ino, start, off, n uint64) ([]trace.MemWrite, error) {
+// patchBufSites redirects the syscall sites of the captured file rel
+// mapped at start from offset off (length n), and returns the writes
+// (also made in the tracee). A file's sites are found once per recording,
+// and kept between recordings in the site cache under the capture's
+// digest (decoding libc's system calls takes tens of milliseconds).
+func (r *recorder) patchBufSites(t *task, rel string, start, off, n uint64) ([]trace.MemWrite, error) {
 	if t.buf == nil || !t.buf.mapped {
 		return nil, nil
 	}
-	var st unix.Stat_t
-	if unix.Stat(path, &st) != nil {
-		return nil, nil
-	}
-	key := fmt.Sprintf("%d:%d:%d:%d", st.Dev, st.Ino, st.Size, st.Mtim.Nano())
-	sites, ok := r.bufSites[key]
+	sites, ok := r.bufSites[rel]
 	if !ok {
-		f, err := os.Open(path)
-		if err != nil {
-			return nil, nil
+		t0 := time.Now()
+		var digest string
+		if d, ok := r.w.FileDigest(rel); ok {
+			digest = d.SHA256
 		}
-		sites, _ = syscallbuf.Scan(f) // not an ELF file: nothing to patch
-		f.Close()
-		r.bufSites[key] = sites
+		sites, _ = patch.CachedScan(r.w.Dir()+"/"+rel, "syscallbuf", digest, r.opts.SiteCache, syscallbuf.Scan) // not an ELF file: nothing to patch
+		r.bufSites[rel] = sites
+		r.since(phScan, t0)
 	}
 	writes := syscallbuf.Patch(sites, start, off, n, &t.buf.next)
 	for _, w := range writes {

@@ -10,36 +10,39 @@ import (
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
-// passiveDriver plans nothing (no steps, breakpoints or read watches):
-// the engine must replay as without a driver. onEvent, when set, runs at
-// every boundary.
-type passiveDriver struct {
-	onEvent func(ev *trace.Event) error
-}
+// passiveDriver plans nothing (no read watches; the constraints ask
+// for no steps or breakpoints):
+// the engine must replay as without a driver.
+type passiveDriver struct{}
 
-func (d *passiveDriver) EventDone(ev *trace.Event) error {
-	if d.onEvent != nil {
-		return d.onEvent(ev)
+func (*passiveDriver) Resuming(bool)                           {}
+func (*passiveDriver) ReadWatching(*replay.Task) bool          { return false }
+func (*passiveDriver) ReadWatchStart(*replay.Task, replay.Pos) {}
+func (*passiveDriver) ReadWatchStepsFirst() bool               { return false }
+func (*passiveDriver) ReadWatchOnly(*replay.Task) bool         { return false }
+func (*passiveDriver) AdoptBreakpoint(uint64, byte)            {}
+
+// advanceToEnd advances e stop by stop to the end of the trace, calling
+// onEvent at every boundary.
+func advanceToEnd(e *replay.Engine, c replay.Constraints, onEvent func(ev *trace.Event)) (*replay.Result, error) {
+	for {
+		st, err := e.Advance(c)
+		if err != nil {
+			return nil, err
+		}
+		switch st.Kind {
+		case replay.StopEnd:
+			return st.Result, nil
+		case replay.StopBoundary:
+			if onEvent != nil {
+				onEvent(st.Ev)
+			}
+		}
 	}
-	return nil
 }
-func (*passiveDriver) StepDue(*replay.Task) bool                   { return false }
-func (*passiveDriver) Resuming(bool)                               {}
-func (*passiveDriver) StepStarted()                                {}
-func (*passiveDriver) StepEndsAtBoundary(*replay.Task)             {}
-func (*passiveDriver) Trap(*replay.Task, int, *bool) (bool, error) { return false, nil }
-func (*passiveDriver) BeforeExit(*replay.Task) error               { return nil }
-func (*passiveDriver) BeforeExec(*replay.Task) error               { return nil }
-func (*passiveDriver) SignalStop(*replay.Task, int) error          { return nil }
-func (*passiveDriver) ReadWatching(*replay.Task) bool              { return false }
-func (*passiveDriver) ReadWatchStart(*replay.Task, replay.Pos)     {}
-func (*passiveDriver) ReadWatchStepsFirst() bool                   { return false }
-func (*passiveDriver) ReadWatchOnly(*replay.Task) bool             { return false }
-func (*passiveDriver) Breakpoints(*replay.Task) map[uint64]byte    { return nil }
-func (*passiveDriver) AdoptBreakpoint(uint64, byte)                {}
 
-// TestDriverBoundaries runs the engine under a driver that plans
-// nothing: it is told of every event at its boundary, in order, and the
+// TestDriverBoundaries advances the engine under a driver that plans
+// nothing: it stops at every event boundary, in order, and the
 // replay is the recording's; then it freezes the engine at a boundary
 // and thaws it into a fresh engine, which replays the rest of the trace
 // (the output after that boundary and the exit status).
@@ -62,7 +65,7 @@ func TestDriverBoundaries(t *testing.T) {
 	var frozen *replay.Frozen
 	var outAtFreeze int
 	var refusals int
-	drv := &passiveDriver{onEvent: func(ev *trace.Event) error {
+	onEvent := func(ev *trace.Event) {
 		seen++
 		if e.Event() != seen || e.Boundary() != ev {
 			t.Errorf("boundary %d: engine at event %d, boundary %v", seen, e.Event(), e.Boundary() != nil)
@@ -71,14 +74,13 @@ func TestDriverBoundaries(t *testing.T) {
 			f, err := e.Freeze(ev, nil, nil)
 			if err != nil {
 				refusals++
-				return nil
+				return
 			}
 			frozen, outAtFreeze = f, out.Len()
 		}
-		return nil
-	}}
-	e = replay.NewEngine(replay.Options{Reader: rd, Stdout: &out, Stderr: &out, BindCPU: -1}, stub, 0, drv)
-	res, err := e.Run()
+	}
+	e = replay.NewEngine(replay.Options{Reader: rd, Stdout: &out, Stderr: &out, BindCPU: -1}, stub, 0, &passiveDriver{})
+	res, err := advanceToEnd(e, replay.Constraints{Boundaries: true, Marks: true}, onEvent)
 	e.KillAll()
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +108,7 @@ func TestDriverBoundaries(t *testing.T) {
 	if err := e2.Thaw(frozen, rd2, nil); err != nil {
 		t.Fatal(err)
 	}
-	res2, err := e2.Run()
+	res2, err := advanceToEnd(e2, replay.Constraints{}, nil)
 	e2.KillAll()
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,8 @@
 package replay
 
 import (
+	"errors"
+	"iter"
 	"slices"
 
 	"golang.org/x/sys/unix"
@@ -11,8 +13,8 @@ import (
 )
 
 // The operations a debugger session (internal/session) uses to drive
-// the engine. The session calls them on the engine's ptrace thread,
-// between events or from inside a Driver hook.
+// the engine: Advance, and the rest at the stops where it returns, all
+// on the engine's ptrace thread.
 
 // Engine is one replay of a trace, the replayer (the alias keeps the
 // engine files' own names).
@@ -35,11 +37,143 @@ func NewEngine(opts Options, stub string, echoFrom uint64, drv Driver) *Engine {
 }
 
 // Run replays events until the end of the trace (io.EOF is not an
-// error), a divergence, or an error returned by the driver.
-func (rp *replayer) Run() (*Result, error) { return rp.run() }
+// error) or a divergence, without stopping.
+func (rp *replayer) Run() (*Result, error) { return rp.loop() }
 
-// KillAll kills and reaps every replayed task.
-func (rp *replayer) KillAll() { rp.killAll() }
+// StopKind says why Advance returned.
+type StopKind int
+
+const (
+	// StopBoundary: event Stop.Ev (number Stop.Event) completed and the
+	// replay stands at the boundary after it.
+	StopBoundary StopKind = iota + 1
+	// StopBreakpoint: Stop.Task arrived at Stop.Addr, one of
+	// Constraints.Breakpoints (its int3 trapped; the pc is back on it),
+	// and StopStepped: the task's single step completed at Stop.Addr;
+	// both met while the engine runs the task with Stop.Mode
+	// (Stop.Stepping: single-stepped) to the stop its event expects. The
+	// caller resumes the task itself before the next Advance
+	// (Constraints.Trap).
+	StopBreakpoint
+	StopStepped
+	// StopExiting, StopExec, StopSignal: the process of Stop.Task is
+	// about to exit (exit_group, a fatal signal), to execve, or to
+	// receive the fault, abort or fatal signal Stop.Signal
+	// (Constraints.Marks).
+	StopExiting
+	StopExec
+	StopSignal
+	// StopEnd: the trace ended (Stop.Result).
+	StopEnd
+)
+
+// Stop is where and why Advance stopped.
+type Stop struct {
+	Kind     StopKind
+	Event    uint64       // the event being replayed, or at a boundary the last one
+	Ev       *trace.Event // StopBoundary: the event that completed
+	Task     *Task
+	Addr     uint64 // StopBreakpoint, StopStepped: the task's pc
+	Mode     int    // StopBreakpoint, StopStepped: the resume mode of the run the trap interrupted
+	Stepping bool   // StopBreakpoint, StopStepped: the task was single-stepped
+	Signal   int    // StopSignal
+	Result   *Result
+	Notes
+}
+
+// Notes tell what became of Constraints.Step since the previous stop.
+type Notes struct {
+	StepStarted bool  // the due single step got under way
+	StepEnds    int32 // this task's single step completes at the next boundary of one of its events outside a system call
+}
+
+// Constraints say where Advance stops (besides the end of the trace and
+// the traps a driver's breakpoints and steps cause).
+type Constraints struct {
+	// Boundaries: stop at every event boundary; else at the boundary
+	// after event Event only (0: none).
+	Boundaries bool
+	Event      uint64
+	// Marks: stop before exits, execs and fault, abort or fatal signals.
+	Marks bool
+	// Step: the task (recorded tid) to single-step at its next resume
+	// (0: none).
+	Step int32
+	// Breakpoints: the debugger's int3s (address -> original byte),
+	// planted in the address space of recorded process Debugged.
+	Breakpoints map[uint64]byte
+	Debugged    int32
+	// Trap answers the StopBreakpoint or StopStepped the previous
+	// Advance returned.
+	Trap TrapReply
+}
+
+// TrapReply is a caller's answer to a StopBreakpoint or StopStepped: it
+// resumed the task, single-stepped if Stepping.
+type TrapReply struct {
+	Stepping bool
+}
+
+// errAbandoned unwinds an event loop left at a stop (Abandon).
+var errAbandoned = errors.New("replay abandoned at a stop")
+
+// Advance replays until a stop c asks for, a trap of the driver's, the
+// end of the trace (StopEnd) or an error (a divergence). A stop may come
+// in the middle of an event (a breakpoint trap, a process about to
+// exit): the event loop runs as a coroutine (iter.Pull) on the calling
+// goroutine's locked OS thread, so its state in that event stays where
+// it is and the next Advance resumes it there; between calls the caller
+// uses the engine's other operations (registers, memory, steps,
+// snapshots) on the same thread. Every call must come from the
+// goroutine of the first.
+func (rp *replayer) Advance(c Constraints) (Stop, error) {
+	rp.c = c
+	if rp.next == nil {
+		rp.next, rp.stopPull = iter.Pull2(func(yield func(Stop, error) bool) {
+			rp.yield = yield
+			defer func() { rp.yield = nil }()
+			res, err := rp.loop()
+			if errors.Is(err, errAbandoned) {
+				return
+			}
+			yield(Stop{Kind: StopEnd, Event: rp.n, Result: res}, err)
+		})
+	}
+	st, err, ok := rp.next()
+	if !ok {
+		return Stop{Kind: StopEnd, Event: rp.n}, errors.New("replay already ended")
+	}
+	return st, err
+}
+
+// stopAt hands st to Advance's caller and waits to be advanced again (no
+// stop without Advance).
+func (rp *replayer) stopAt(st Stop) error {
+	if rp.yield == nil {
+		return nil
+	}
+	st.Event = rp.n
+	st.Notes, rp.notes = rp.notes, Notes{}
+	if !rp.yield(st, nil) {
+		return errAbandoned
+	}
+	return nil
+}
+
+// Abandon ends the event loop of Advance where it stands (an error
+// unwinds it); the engine cannot be advanced any more.
+func (rp *replayer) Abandon() {
+	if rp.stopPull != nil {
+		rp.stopPull()
+		rp.stopPull = nil
+	}
+}
+
+// KillAll abandons the replay and kills and reaps every replayed task.
+func (rp *replayer) KillAll() {
+	rp.Abandon()
+	rp.killAll()
+}
 
 // Options are the engine's options.
 func (rp *replayer) Options() Options { return rp.opts }

@@ -51,3 +51,23 @@ func (q *queue) find(tid int32, match func(*trace.Event) bool) (*trace.Event, er
 		}
 	}
 }
+
+// peek returns the upcoming event i places ahead (0: the next one)
+// without consuming anything; nil if the trace ends first.
+func (q *queue) peek(i int) (*trace.Event, error) {
+	for len(q.ahead) <= i {
+		if q.err != nil {
+			return nil, nil
+		}
+		if len(q.ahead) >= maxLookahead {
+			return nil, fmt.Errorf("peek %d events ahead: more than %d", i, maxLookahead)
+		}
+		ev, err := q.r.Next()
+		if err != nil {
+			q.err = err
+			return nil, nil
+		}
+		q.ahead = append(q.ahead, ev)
+	}
+	return q.ahead[i], nil
+}

@@ -78,6 +78,7 @@ type rtask struct {
 	fileMap    *trace.Mapping
 	stepPushf  uint64 // single-stepping a pushf: the address after it (clear the trap flag it pushes)
 	stepped    bool   // a single step of ours is under way
+	stepAgain  bool   // a real signal passed over interrupted that step (passOver)
 	// clearTid is the task's clear_child_tid address as the kernel has
 	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec), so that
 	// a snapshot can give it back to the task's copy.
@@ -91,6 +92,9 @@ type rtask struct {
 	// (awaitExitStop), where events the recording took at its death
 	// (the end of a write it was in) are replayed.
 	killed, atExit bool
+	// bufRun: a stretch of the task's buffered calls the stub replays
+	// from the buffer, checked at the task's next stop (bufreplay.go).
+	bufRun *bufRun
 }
 
 // thread is the task's real thread, for ptrace requests (from the
@@ -112,7 +116,15 @@ type replayer struct {
 	early   map[int]ptrace.Stop
 	// The debugger session driving the replay (driver.go; nil for
 	// autopilot replays).
-	drv      Driver
+	drv Driver
+	// Advance's run (engine.go): the constraints of the current call,
+	// and the coroutine the event loop runs in (nil until the first
+	// Advance and for Run); yield hands it a stop.
+	c        Constraints
+	notes    Notes // for the next stop
+	next     func() (Stop, error, bool)
+	stopPull func()
+	yield    func(Stop, error) bool
 	echoFrom uint64       // output of events up to this one was shown already
 	point    *pointSearch // the run towards a preemption point under way
 	evTime   uint64       // recording time of the last event (ns since its start)
@@ -148,12 +160,14 @@ func Replay(opts Options) (*Result, error) {
 	if rp.stub, err = tracee.WriteStub(tmp); err != nil {
 		return nil, err
 	}
-	res, err := rp.run()
+	res, err := rp.loop()
 	rp.killAll()
 	return res, err
 }
 
-func (rp *replayer) run() (*Result, error) {
+// loop replays events until the end of the trace, stopping where
+// Advance's constraints ask (stopAt).
+func (rp *replayer) loop() (*Result, error) {
 	res := &Result{}
 	for {
 		ev, err := rp.q.next()
@@ -314,7 +328,10 @@ func (rp *replayer) stepInsn(t *rtask) error {
 // and the like).
 func (rp *replayer) waitStop(t *rtask, mode int) (ptrace.Stop, error) {
 	return t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
-		return ptrace.AcceptIf(rp.keepStop(t, st)), nil
+		if rp.keepStop(t, st) {
+			return ptrace.Accept, nil
+		}
+		return rp.passOver(t)
 	})
 }
 
@@ -322,7 +339,8 @@ func (rp *replayer) waitStop(t *rtask, mode int) (ptrace.Stop, error) {
 // recorded thread did not have) and tells whether st is one for the
 // engine: false for an asynchronous signal, which replay passes over.
 func (rp *replayer) keepStop(t *rtask, st ptrace.Stop) bool {
-	if t.stepped {
+	stepped := t.stepped
+	if stepped {
 		t.stepped = false
 		if r, err := t.thread().GetRegs(); err == nil {
 			if after := t.stepPushf; after != 0 && r[ptrace.RIP] == after {
@@ -345,10 +363,28 @@ func (rp *replayer) keepStop(t *rtask, st ptrace.Stop) bool {
 	if st.Kind == ptrace.StopSignal {
 		si, err := t.thread().GetSigInfo()
 		if err != nil || !syncSignal(&si) {
+			t.stepAgain = stepped
 			return false
 		}
 	}
 	return true
+}
+
+// passOver resumes t past a stop keepStop did not keep. A real signal
+// that stopped t during a single step of ours came before the step's
+// instruction ran (the kernel reports the step's own SIGTRAP first when
+// both are pending): the step is made again, not turned into a run with
+// the run's mode (which would carry a debugger's stepi on to the next
+// event).
+func (rp *replayer) passOver(t *rtask) (ptrace.Action, error) {
+	if !t.stepAgain {
+		return ptrace.Again, nil
+	}
+	t.stepAgain = false
+	if err := rp.stepInsn(t); err != nil {
+		return ptrace.Accept, err
+	}
+	return ptrace.Resumed, nil
 }
 
 func syncSignal(si *ptrace.SigInfo) bool {
@@ -386,9 +422,9 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 		return ptrace.Stop{}, err
 	}
 	restarting := false // a spurious restart of an executed call is under way
-	return t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
+	st, err := t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
 		if !rp.keepStop(t, st) {
-			return ptrace.Again, nil
+			return rp.passOver(t)
 		}
 		if rp.point != nil && st.Kind == ptrace.StopSignal && st.Signal == int(unix.SIGTRAP) {
 			found, resumed, err := rp.pointTrap(t, mode, stepping)
@@ -460,6 +496,14 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 			return ptrace.Accept, rp.diverge(ev, fmt.Sprintf("expected %v, got %v at rip 0x%x (%s)", want, st.Kind, r[ptrace.RIP], describeStop(st, &r)))
 		}
 	})
+	if t.bufRun != nil {
+		// The stretch of buffered calls before this stop: a divergence
+		// there comes first.
+		if berr := rp.endBufRun(t); berr != nil {
+			return st, berr
+		}
+	}
+	return st, err
 }
 
 // spuriousRestart tells whether t, running a call for real (towards

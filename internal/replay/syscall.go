@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -95,8 +96,16 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	if err != nil {
 		return err
 	}
+	if t.bufRun.owns(rp.n) {
+		return nil // the stub replays it (bufreplay.go)
+	}
 	if ev.Regs == nil {
 		return rp.diverge(ev, "syscall entry without registers")
+	}
+	if ev.Flags&syscallbuf.EventFlag != 0 {
+		if ok, err := rp.startBufRun(ev, t); ok || err != nil {
+			return err
+		}
 	}
 	nr := int(ev.Sysno)
 	a := ptrace.SyscallArgs(ev.Regs)
@@ -291,6 +300,9 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 }
 
 func (rp *replayer) syscallExit(ev *trace.Event) error {
+	if t := rp.tasks[ev.Tid]; t != nil && t.bufRun.owns(rp.n) {
+		return nil // the stub replays it (bufreplay.go)
+	}
 	if out, ok := rp.takenAtDeath[ev]; ok {
 		// The end of a call of a task an execve killed, taken at its
 		// death (diesInExec).

@@ -1,6 +1,6 @@
 // Package session is a replay driven by a debugger (rr's ReplayTimeline
-// and the debugger side of its ReplaySession): it plugs into the replay
-// engine (internal/replay) as its replay.Driver and adds breakpoints,
+// and the debugger side of its ReplaySession): it advances the replay
+// engine (internal/replay) stop by stop (driver.go) and adds breakpoints,
 // watchpoints (read and access ones by stepping, readwatch.go), steps,
 // exact positions and going backwards by re-replay from snapshots
 // (timeline.go, snapshots.go), the glue to diversions (divert.go, the
@@ -129,7 +129,8 @@ type run struct {
 	rd      *trace.Reader
 }
 
-// driver is a Session's side of one run: it drives the engine (as its
+// driver is a Session's side of one run: it advances the engine and
+// handles its stops (drive), answers its questions (as its
 // replay.Driver) and keeps the run's debugger state.
 type driver struct {
 	e        *replay.Engine
@@ -292,7 +293,7 @@ func (r *run) loop(sn *snapshot) {
 		}
 	}
 	if err == nil {
-		_, err = d.e.Run()
+		err = d.drive() // driver.go
 	}
 	d.e.KillAll()
 	if errors.Is(err, errKilled) {

@@ -83,40 +83,27 @@ func (d *driver) liveTid(tid int32) int32 {
 	return best
 }
 
-// debugTrap handles a SIGTRAP met while running t: a breakpoint hit or a
-// completed single step. It returns false for traps that are not the
-// debugger's. When a user (or goal) stop is due it pauses and resumes t
-// as the debugger says.
-func (d *driver) debugTrap(t *replay.Task, mode int, stepping *bool) (bool, error) {
-	si, err := t.Thread().GetSigInfo()
-	if err != nil {
-		return false, nil
-	}
-	r, err := t.Thread().GetRegs()
-	if err != nil {
-		return false, err
-	}
+// debugTrap handles the engine's stop at a breakpoint hit or a
+// completed single step of rs.Task (rs.Mode is the mode its run goes on
+// with, *stepping whether it was single-stepped). When a user (or goal)
+// stop is due it pauses; then it resumes the task as the debugger says
+// (*stepping: single-stepped).
+func (d *driver) debugTrap(rs replay.Stop, stepping *bool) error {
+	t, mode := rs.Task, rs.Mode
 	var stop *DebugStop
 	switch {
-	case si.Code() == 0x80: // int3
-		if _, ok := d.bps[r[ptrace.RIP]-1]; !ok {
-			return false, nil
-		}
-		r[ptrace.RIP]--
-		if err := t.Thread().SetRegs(&r); err != nil {
-			return false, err
-		}
-		pos := d.arrive(t.Rec(), r[ptrace.RIP])
+	case rs.Kind == replay.StopBreakpoint:
+		pos := d.arrive(t.Rec(), rs.Addr)
 		stop = d.onArrival(t, pos, false)
-	case *stepping && si.Code() == 2 && d.e.InPad(r[ptrace.RIP]):
-		// Inside the pad that looks for a preemption point: not an
-		// instruction of the program.
-		return true, d.e.StepInsn(t)
-	case *stepping && si.Code() == 2 && d.rw.t == t:
+	case d.rw.t == t:
 		// A step while read watchpoints are set.
+		r, err := t.Thread().GetRegs()
+		if err != nil {
+			return err
+		}
 		st, resumed, err := d.rwTrap(t, &r, mode, stepping)
 		if err != nil || resumed && st == nil {
-			return true, err
+			return err
 		}
 		if st != nil {
 			stop = st
@@ -130,25 +117,23 @@ func (d *driver) debugTrap(t *replay.Task, mode int, stepping *bool) (bool, erro
 		}
 		d.userStep = false
 		stop = d.onArrival(t, pos, true)
-	case *stepping && si.Code() == 2: // TRAP_TRACE
+	default: // a step done
 		*stepping = false
 		d.userStep = false
-		pos := d.arrive(t.Rec(), r[ptrace.RIP])
+		pos := d.arrive(t.Rec(), rs.Addr)
 		if d.goal == nil && d.pos.Tid == t.Rec() {
 			pos = d.pos // same base, one more step
 			pos.Steps++
 		}
 		stop = d.onArrival(t, pos, true)
-	default:
-		return false, nil
 	}
 	if stop == nil {
 		// A goal run passing by: keep going (a step, if the goal wants one).
-		return true, d.resumeFromTrap(t, mode, stepping)
+		return d.resumeFromTrap(t, mode, stepping)
 	}
 	c, err := d.pause(*stop)
 	if err != nil {
-		return false, err
+		return err
 	}
 	if c.kind == cmdStep {
 		*stepping = true
@@ -156,9 +141,9 @@ func (d *driver) debugTrap(t *replay.Task, mode int, stepping *bool) (bool, erro
 		if d.rw.t == t {
 			d.rwDecode(t, nil) // the user may have changed registers or memory
 		}
-		return true, d.e.StepInsn(t)
+		return d.e.StepInsn(t)
 	}
-	return true, d.resumeFromTrap(t, mode, stepping)
+	return d.resumeFromTrap(t, mode, stepping)
 }
 
 // resumeFromTrap continues t after a trap, stepping when a goal needs
@@ -402,7 +387,9 @@ func (d *driver) afterEvent(ev *trace.Event) error {
 		}
 		boundary.Tid = tid
 		stop = &DebugStop{Kind: StopSignal, Tid: tid, Signal: int(unix.SIGINT)}
-	case d.stepping != 0 && ev.Tid == d.stepping && ev.Kind != trace.KindSyscallEntry:
+	case d.stepping != 0 && ev.Tid == d.stepping && ev.Kind != trace.KindSyscallEntry && !d.inCall(ev.Tid):
+		// (A step into a system call ends when the call returns, not at
+		// the events inside it: fork's NEW_TASK.)
 		d.stepping = 0
 		if g := d.goal; g != nil {
 			if g.kind == goalCountSteps && g.baseReached && ev.Tid == g.target.Tid {
@@ -496,6 +483,13 @@ func (d *driver) afterEvent(ev *trace.Event) error {
 		}
 	}
 	return nil
+}
+
+// inCall tells whether task tid is inside a system call whose exit event
+// is still to come.
+func (d *driver) inCall(tid int32) bool {
+	t := d.e.Task(tid)
+	return t != nil && t.InCall()
 }
 
 // atBeginning is the position of the start stop.

@@ -1,6 +1,7 @@
 package syscallbuf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -19,5 +20,10 @@ func TestCheckTraceLayout(t *testing.T) {
 	err := CheckTrace(trace.Header{SyscallBuffer: true, GorrVersion: "0.4"})
 	if err == nil || !strings.Contains(err.Error(), "layout 0") || !strings.Contains(err.Error(), "0.4") {
 		t.Errorf("old layout: %v", err)
+	}
+	// Layout 2's stub has no replay fields: its traces are refused too.
+	err = CheckTrace(trace.Header{SyscallBuffer: true, SyscallBufferLayout: 2, GorrVersion: "0.5"})
+	if err == nil || !strings.Contains(err.Error(), "layout 2") || !strings.Contains(err.Error(), fmt.Sprintf("layout %d only", Layout)) {
+		t.Errorf("layout 2: %v", err)
 	}
 }

@@ -195,11 +195,21 @@ check:
 	mov %rsp, 112(%r11)
 	pushfq
 	popq 120(%r11)
+	# In replay the replayer may have put the records of the calls to
+	# come in the buffer (replay_left > 0, see replayed). Neither movabs,
+	# mov nor jrcxz changes the flags the record (and a traced call's
+	# entry) has.
+	movabs $HDR, %rcx
+	movl 24(%rcx), %ecx
+	jrcxz .Lsc_insn
+	jmp replayed
 	.globl sc_insn
 sc_insn:
+.Lsc_insn:
 	syscall
 	.globl sc_ret
 sc_ret:
+.Lsc_ret:
 	movabs $HDR, %r11
 	cmpl $0, 8(%r11)
 	jne unlock
@@ -291,6 +301,14 @@ copy:
 	mov %rcx, 136(%r11)
 	lea 144(%r11), %rdi
 	cld
+	# A replayed call (replaying set) copies the other way: from the
+	# record the replayer wrote to where the kernel wrote in the
+	# recording.
+	cmpl $0, HDR+28
+	je 1f
+	movl $0, HDR+28
+	xchg %rsi, %rdi
+1:
 	rep movsb
 	mov 136(%r11), %rcx
 	add $151, %rcx
@@ -337,6 +355,17 @@ opened:
 	pop %rsi
 	pop %rdi
 	ret
+replayed:
+	# Replay only: the replayer wrote this call's result (at 8) and the
+	# bytes the kernel wrote (at 144) into the record the call is about
+	# to fill, and the call is not made. The stub fills in the rest of
+	# the record as after a real call (the replayer compares it with the
+	# recording at the thread's next stop) and copies the bytes out.
+	movabs $HDR, %rcx
+	decl 24(%rcx)
+	movl $1, 28(%rcx)
+	mov 8(%r11), %rax
+	jmp .Lsc_ret
 	.globl traced
 traced:
 	.globl traced_insn

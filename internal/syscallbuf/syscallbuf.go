@@ -6,13 +6,20 @@
 // filter (Filter) lets only that code's own syscall instruction through
 // without a ptrace stop; the recorder drains the buffer into ordinary
 // SYSCALL_ENTRY/SYSCALL_EXIT events at the thread's next stop (Parse,
-// Record.Events), so replay meets and checks every buffered call like
-// any other. The libc and static-binary wrappers that make these calls
-// are redirected to the code by patching `syscall; cmp $imm32, %rax`
-// sites into jumps to per-site trampolines (Scan, Patch).
+// Record.Events), marked EventFlag. The libc and static-binary wrappers
+// that make these calls are redirected to the code by patching
+// `syscall; cmp $imm32, %rax` sites into jumps to per-site trampolines
+// (Scan, Patch).
+//
+// In replay the same code runs. The replayer may write the results and
+// output bytes of a stretch of buffered calls into the buffer ahead of
+// the thread (Placed, HdrReplayLeft): the stub then takes each call's
+// result from there instead of making it, fills in the rest of the
+// record as after a real call, and the replayer compares the records
+// with the recording at the thread's next stop (internal/replay).
 //
 // The package only knows the layout and the bytes; internal/record
-// injects them, and replay needs nothing special.
+// injects them.
 package syscallbuf
 
 import (
@@ -31,8 +38,15 @@ import (
 // format. The trace header stores it (SyscallBufferLayout); replay
 // refuses a trace recorded with another one, as its stub would not be
 // the code the recording ran. 0 in headers: the first layout (128-byte
-// header, 0x90000-byte mapping), before the field existed.
-const Layout = 2
+// header, 0x90000-byte mapping), before the field existed; 2: the stub
+// without the replay fields (HdrReplayLeft, HdrReplaying) and drained
+// events without EventFlag.
+const Layout = 3
+
+// EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
+// events drained from the buffer (layout 3 on), which replay may take
+// through the buffer without a stop per call.
+const EventFlag = 0x100
 
 // CheckTrace says why a trace recorded with the buffer cannot be
 // replayed by this gorr (nil when it can, or when the buffer was off).
@@ -69,6 +83,15 @@ const (
 	// /proc/PID/mem open, and the recorder must capture what such a write
 	// changes in memory.
 	HdrNoWrites = 20
+	// HdrReplayLeft, set by the replayer only, is the number of calls
+	// to come whose records it wrote into the buffer (Placed): the stub
+	// takes their results from there instead of making them, one record
+	// a call, decrementing it. Always 0 in a recording.
+	HdrReplayLeft = 24
+	// HdrReplaying is set by the stub between taking a replayed call's
+	// result and copying its output bytes out of the record (0 again
+	// when the call returns).
+	HdrReplaying = 28
 	// Hdr+128..Hdr+256 is where the stub's own fstatfs of a descriptor
 	// it opened for writing writes (stub_amd64.S, opened).
 	HdrLen = 256 // records start at Hdr+HdrLen
@@ -250,12 +273,46 @@ func (r *Record) Events(tid int32, cur *trace.Regs) (entry, exit *trace.Event) {
 	regs[rRAX] = uint64(enosys) // as the kernel sets it at entry
 	regs[rORIGRAX] = uint64(r.Nr)
 	regs[rRIP], regs[rRCX] = SyscallRet, SyscallRet
-	entry = &trace.Event{Kind: trace.KindSyscallEntry, Tid: tid, Sysno: int32(r.Nr), Regs: &regs}
+	entry = &trace.Event{Kind: trace.KindSyscallEntry, Tid: tid, Sysno: int32(r.Nr), Regs: &regs, Flags: EventFlag}
 	out := regs
 	out[rRAX] = uint64(r.Ret)
-	exit = &trace.Event{Kind: trace.KindSyscallExit, Tid: tid, Sysno: int32(r.Nr), Result: r.Ret, Regs: &out}
+	exit = &trace.Event{Kind: trace.KindSyscallExit, Tid: tid, Sysno: int32(r.Nr), Result: r.Ret, Regs: &out, Flags: EventFlag}
 	if len(r.Data) > 0 {
 		exit.Mem = []trace.MemWrite{{Addr: r.Addr, Data: r.Data}}
 	}
 	return entry, exit
+}
+
+// RecordAt is the address of the record at fill position fill.
+func RecordAt(fill uint32) uint64 { return Hdr + HdrLen + uint64(fill) }
+
+// RecordLen is the size of a record with n output bytes (the stub
+// rounds it up to 8; the padding is not written).
+func RecordLen(n int) uint32 { return uint32(recHdr+n+7) &^ 7 }
+
+// RecordHead is how many bytes of a record ParseHead needs.
+const RecordHead = recHdr
+
+// Placed returns what the replayer writes into the record at addr for a
+// call the stub replays (HdrReplayLeft): the result and the output
+// bytes. The stub writes the rest of the record itself.
+func Placed(addr uint64, ret int64, data []byte) []trace.MemWrite {
+	w := []trace.MemWrite{{Addr: addr + 8, Data: binary.LittleEndian.AppendUint64(nil, uint64(ret))}}
+	if len(data) > 0 {
+		w = append(w, trace.MemWrite{Addr: addr + recHdr, Data: data})
+	}
+	return w
+}
+
+// ParseHead decodes the fixed part of the record at the start of b
+// (RecordHead bytes): the size, the call, the registers, the result and
+// where and how many output bytes (Data stays nil).
+func ParseHead(b []byte) (r Record, size uint32, n uint64) {
+	size = binary.LittleEndian.Uint32(b)
+	r = Record{Nr: int(binary.LittleEndian.Uint32(b[4:])), Ret: int64(binary.LittleEndian.Uint64(b[8:]))}
+	for i := range r.Regs {
+		r.Regs[i] = binary.LittleEndian.Uint64(b[16+8*i:])
+	}
+	r.Addr = binary.LittleEndian.Uint64(b[128:])
+	return r, size, binary.LittleEndian.Uint64(b[136:])
 }

@@ -124,28 +124,50 @@ func (w *Writer) CaptureFile(path string) (rel string, err error) {
 		w.hdr.Files = make(map[string]FileDigest)
 	}
 	w.hdr.Files[rel] = d
-	w.unsynced = append(w.unsynced, dst)
+	w.syncInBackground(dst)
 	if err := writeHeaderSync(w.dir, &w.hdr, false); err != nil {
 		return "", err
 	}
 	return rel, nil
 }
 
-// syncCaptured fsyncs the files captured since the last call (Close calls
-// it: like the streams, captured files are not fsynced while recording).
+// syncInBackground fsyncs the captured file at path on a goroutine of
+// its own, so that its data reaches the disk while the recording goes
+// on; syncCaptured waits for it.
+func (w *Writer) syncInBackground(path string) {
+	w.syncs.Add(1)
+	go func() {
+		defer w.syncs.Done()
+		if err := syncFile(path); err != nil {
+			w.syncMu.Lock()
+			if w.syncErr == nil {
+				w.syncErr = err
+			}
+			w.syncMu.Unlock()
+		}
+	}()
+}
+
+// syncCaptured waits until the captured files are fsynced (Close calls
+// it: like the streams, captured files need not be on disk while
+// recording, but their fsyncs start at their capture).
 func (w *Writer) syncCaptured() error {
-	for _, p := range w.unsynced {
-		f, err := os.Open(p)
-		if err != nil {
-			return fmt.Errorf("trace: sync %s: %w", p, err)
-		}
-		err = f.Sync()
-		f.Close()
-		if err != nil {
-			return fmt.Errorf("trace: sync %s: %w", p, err)
-		}
+	w.syncs.Wait()
+	w.syncMu.Lock()
+	defer w.syncMu.Unlock()
+	return w.syncErr
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("trace: sync %s: %w", path, err)
 	}
-	w.unsynced = nil
+	err = f.Sync()
+	f.Close()
+	if err != nil {
+		return fmt.Errorf("trace: sync %s: %w", path, err)
+	}
 	return nil
 }
 

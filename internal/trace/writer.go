@@ -32,11 +32,9 @@ type Writer struct {
 	hdr       Header
 	events    *os.File
 	data      *os.File
-	zenc      *zstd.Encoder
 	enc       encoder // pending data stream bytes in enc.data
 	evBuf     []byte  // pending events stream bytes
 	frame     []byte  // scratch
-	out       []byte  // scratch for compressed blocks
 	count     uint64
 	lastFlush time.Time
 	timer     *time.Timer
@@ -44,10 +42,23 @@ type Writer struct {
 	err       error // sticky write error
 	closed    bool
 
+	// Flushed bytes are compressed and written by a goroutine of their
+	// own (compress), in the order they were flushed, so that the
+	// recorder's thread does not wait for zstd.
+	jobs     chan flushJob
+	free     chan []byte   // buffers the compressor is done with
+	finished chan struct{} // closed when the compressor has returned
+	werrMu   sync.Mutex
+	werr     error // the compressor's sticky write error
+
 	captured map[fileKey]string
 	byHash   map[string]string // SHA-256 -> name of a captured file
-	unsynced []string          // captured files not fsynced yet
-	nfiles   int
+	// syncs counts the fsyncs of captured files under way (capture.go
+	// syncInBackground); syncErr is the first that failed.
+	syncs   sync.WaitGroup
+	syncMu  sync.Mutex
+	syncErr error
+	nfiles  int
 }
 
 // Create creates a new trace in dir, which must not exist (it is created
@@ -105,7 +116,11 @@ func Create(dir string, h Header) (*Writer, error) {
 	if h.Created.IsZero() {
 		h.Created = time.Now()
 	}
-	if err := writeHeader(dir, &h); err != nil {
+	// Nothing is fsynced before Close, which fsyncs everything the trace
+	// holds (as flushes, this protects against the death of the
+	// recorder, not a crash of the machine: a trace is only complete,
+	// and worth keeping, once Close has run).
+	if err := writeHeaderSync(dir, &h, false); err != nil {
 		return nil, err
 	}
 
@@ -123,17 +138,99 @@ func Create(dir string, h Header) (*Writer, error) {
 		w.events.Close()
 		return nil, err
 	}
-	if w.zenc, err = newEncoder(); err != nil {
+	zenc, err := newEncoder()
+	if err != nil {
 		w.events.Close()
 		w.data.Close()
 		return nil, fmt.Errorf("trace: create %s: %w", dir, err)
 	}
-	if err := syncDir(dir); err != nil {
-		w.events.Close()
-		w.data.Close()
-		return nil, err
-	}
+	w.jobs = make(chan flushJob, 4)
+	w.free = make(chan []byte, 8)
+	w.finished = make(chan struct{})
+	go w.compress(zenc)
 	return w, nil
+}
+
+// flushJob is a flush handed to the compressor: data stream bytes, then
+// events stream bytes; or, with done set, a barrier it closes once every
+// job before it is written.
+type flushJob struct {
+	data, events []byte
+	done         chan struct{}
+}
+
+// compress compresses and writes the flushed bytes, data before events,
+// job after job; it returns when jobs is closed. After a write error it
+// writes nothing more (the error is sticky: writeErr).
+func (w *Writer) compress(zenc *zstd.Encoder) {
+	defer close(w.finished)
+	defer zenc.Close()
+	var out []byte
+	for j := range w.jobs {
+		if j.done != nil {
+			close(j.done)
+			continue
+		}
+		if w.writeErr() == nil {
+			if len(j.data) > 0 {
+				out = appendBlocks(out[:0], zenc, j.data, dataBlockSize)
+				w.writeOut(w.data, DataFile, out)
+			}
+			if len(j.events) > 0 && w.writeErr() == nil {
+				out = appendBlocks(out[:0], zenc, j.events, eventsBlockSize)
+				w.writeOut(w.events, EventsFile, out)
+			}
+		}
+		if cap(out) > 4*dataBlockSize {
+			out = nil
+		}
+		w.recycle(j.data)
+		w.recycle(j.events)
+	}
+}
+
+// recycle gives a buffer the compressor is done with back for reuse.
+func (w *Writer) recycle(b []byte) {
+	if b == nil || cap(b) > 4*dataBlockSize {
+		return
+	}
+	select {
+	case w.free <- b[:0]:
+	default:
+	}
+}
+
+// buffer returns an empty buffer, a recycled one if there is one.
+func (w *Writer) buffer() []byte {
+	select {
+	case b := <-w.free:
+		return b
+	default:
+		return nil
+	}
+}
+
+func (w *Writer) writeErr() error {
+	w.werrMu.Lock()
+	defer w.werrMu.Unlock()
+	return w.werr
+}
+
+// checkErr takes the compressor's write error as the sticky error.
+func (w *Writer) checkErr() error {
+	if w.err == nil {
+		w.err = w.writeErr()
+	}
+	return w.err
+}
+
+// drain waits until the compressor has written every job handed to it,
+// and returns the sticky error.
+func (w *Writer) drain() error {
+	done := make(chan struct{})
+	w.jobs <- flushJob{done: done}
+	<-done
+	return w.checkErr()
 }
 
 func createFile(path string) (*os.File, error) {
@@ -179,8 +276,8 @@ func (w *Writer) Write(ev *Event) error {
 	if w.closed {
 		return ErrWriterClosed
 	}
-	if w.err != nil {
-		return w.err
+	if err := w.checkErr(); err != nil {
+		return err
 	}
 	dataLen, dataOff := len(w.enc.data), w.enc.dataOff
 	w.frame = w.enc.appendEvent(w.frame[:0], ev)
@@ -196,9 +293,7 @@ func (w *Writer) Write(ev *Event) error {
 	}
 
 	if len(w.enc.data) >= dataBlockSize {
-		if err := w.writeFullDataBlocks(); err != nil {
-			return err
-		}
+		w.flushData()
 	}
 	if len(w.evBuf) >= eventsBlockSize || time.Since(w.lastFlush) >= flushInterval {
 		return w.flushLocked()
@@ -233,75 +328,61 @@ func (w *Writer) timerFlush() {
 	}
 }
 
-// writeFullDataBlocks writes the complete data blocks pending and keeps
-// the rest in memory.
-func (w *Writer) writeFullDataBlocks() error {
-	n := len(w.enc.data) / dataBlockSize * dataBlockSize
-	if n == 0 {
-		return nil
-	}
-	w.out = appendBlocks(w.out[:0], w.zenc, w.enc.data[:n], dataBlockSize)
-	if err := w.writeOut(w.data, DataFile); err != nil {
-		return err
-	}
-	rest := copy(w.enc.data, w.enc.data[n:])
-	w.enc.data = w.enc.data[:rest]
-	if cap(w.enc.data) > 4*dataBlockSize {
-		w.enc.data = append([]byte(nil), w.enc.data...)
-	}
-	return nil
+// flushData hands the pending data stream bytes to the compressor (a
+// block's worth or more accumulated between flushes).
+func (w *Writer) flushData() {
+	w.jobs <- flushJob{data: w.enc.data}
+	w.enc.data = w.buffer()
 }
 
-func (w *Writer) writeOut(f *os.File, name string) error {
-	_, err := f.Write(w.out)
-	if cap(w.out) > 4*dataBlockSize {
-		w.out = nil
+// writeOut writes compressed blocks to f (the compressor's goroutine); an
+// error becomes the sticky error.
+func (w *Writer) writeOut(f *os.File, name string, out []byte) {
+	if _, err := f.Write(out); err != nil {
+		w.werrMu.Lock()
+		if w.werr == nil {
+			w.werr = fmt.Errorf("trace: write %s: %w", filepath.Join(w.dir, name), err)
+		}
+		w.werrMu.Unlock()
 	}
-	if err != nil {
-		w.err = fmt.Errorf("trace: write %s: %w", filepath.Join(w.dir, name), err)
-		return w.err
-	}
-	return nil
 }
 
 // Flush compresses and writes the pending blocks: those of the data
 // stream first, then those of the events stream, so that a reader never
-// sees an event whose data is missing. It does not fsync.
+// sees an event whose data is missing. It returns when they are written
+// (the flushes Write and the timer make do not wait). It does not fsync.
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return ErrWriterClosed
 	}
-	if w.err != nil {
-		return w.err
+	if err := w.checkErr(); err != nil {
+		return err
 	}
-	return w.flushLocked()
+	if err := w.flushLocked(); err != nil {
+		return err
+	}
+	return w.drain()
 }
 
+// flushLocked hands the pending bytes of both streams to the compressor.
 func (w *Writer) flushLocked() error {
 	w.lastFlush = time.Now()
+	if len(w.enc.data) == 0 && len(w.evBuf) == 0 {
+		return w.checkErr()
+	}
+	j := flushJob{}
 	if len(w.enc.data) > 0 {
-		w.out = appendBlocks(w.out[:0], w.zenc, w.enc.data, dataBlockSize)
-		if err := w.writeOut(w.data, DataFile); err != nil {
-			return err
-		}
-		w.enc.data = w.enc.data[:0]
-		if cap(w.enc.data) > 4*dataBlockSize {
-			w.enc.data = nil
-		}
+		j.data = w.enc.data
+		w.enc.data = w.buffer()
 	}
 	if len(w.evBuf) > 0 {
-		w.out = appendBlocks(w.out[:0], w.zenc, w.evBuf, eventsBlockSize)
-		if err := w.writeOut(w.events, EventsFile); err != nil {
-			return err
-		}
-		w.evBuf = w.evBuf[:0]
-		if cap(w.evBuf) > 4*eventsBlockSize {
-			w.evBuf = nil
-		}
+		j.events = w.evBuf
+		w.evBuf = w.buffer()
 	}
-	return nil
+	w.jobs <- j
+	return w.checkErr()
 }
 
 // SetPointStrategy names, in header.json, how the recorder takes
@@ -335,28 +416,51 @@ func (w *Writer) Close(final Header) error {
 	if w.timer != nil {
 		w.timer.Stop()
 	}
-	err := w.err
+	err := w.checkErr()
 	if err == nil {
 		err = w.flushLocked()
 	}
-	w.zenc.Close()
-	for _, f := range []*os.File{w.data, w.events} {
-		if err == nil {
-			if e := f.Sync(); e != nil {
-				err = fmt.Errorf("trace: sync %s: %w", f.Name(), e)
-			}
+	close(w.jobs)
+	<-w.finished
+	if err == nil {
+		err = w.writeErr()
+	}
+	// The streams, the files/ directory and the captured files (whose
+	// fsyncs started at their capture) are fsynced at the same time, so
+	// that the filesystem can commit them together.
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	if err == nil {
+		for i, f := range []*os.File{w.data, w.events} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if e := f.Sync(); e != nil {
+					errs[i] = fmt.Errorf("trace: sync %s: %w", f.Name(), e)
+				}
+			}()
 		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[2] = syncDir(filepath.Join(w.dir, FilesDir))
+		}()
+	}
+	wg.Wait()
+	if e := w.syncCaptured(); err == nil {
+		err = e
+	}
+	for _, e := range errs {
+		if err == nil {
+			err = e
+		}
+	}
+	for _, f := range []*os.File{w.data, w.events} {
 		if e := f.Close(); e != nil && err == nil {
 			err = fmt.Errorf("trace: close %s: %w", f.Name(), e)
 		}
 	}
 	if err != nil {
-		return err
-	}
-	if err := w.syncCaptured(); err != nil {
-		return err
-	}
-	if err := syncDir(filepath.Join(w.dir, FilesDir)); err != nil {
 		return err
 	}
 	final.Version = w.hdr.Version

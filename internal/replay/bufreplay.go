@@ -1,0 +1,241 @@
+package replay
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// A stretch of calls drained from a task's system-call buffer is
+// replayed the way rr replays a buffer flush: before the task runs, the
+// replayer writes each call's recorded result and output bytes into the
+// record the stub will fill for it (syscallbuf.Placed) and tells the
+// stub how many there are (HdrReplayLeft). The stub then makes none of
+// these calls: it takes the result and copies the bytes out of the
+// record, and fills in the rest of the record (the call and the
+// registers it was made with) as after a real call. The stretch's events
+// are counted without a stop; at the task's next stop, the event after
+// the stretch, the records are compared with the recorded entries
+// (endBufRun), so a divergence inside the stretch is reported with the
+// number of the event where it happened and the registers that differ.
+//
+// Only when nothing needs a stop inside the stretch and the next stop is
+// one replay runs the task to anyway: no debugger session (its
+// breakpoints, steps and positions count stops), no write to gorr's
+// stdout or stderr, and the task's next event is its own syscall entry,
+// trapped instruction or synchronous signal (not a preemption point,
+// which a search finds by arrivals that could fall inside the stretch).
+// Otherwise the calls stop one by one at the stub's syscall instruction
+// as any other call.
+
+// bufRun is a stretch of buffered calls of one task under way.
+type bufRun struct {
+	first, last uint64         // event numbers of the first entry and the last exit
+	evs         []*trace.Event // the entry and exit of each call, as replayed (after Tamper)
+	at          []uint64       // each call's record
+}
+
+func (b *bufRun) owns(n uint64) bool { return b != nil && n >= b.first && n <= b.last }
+
+// maxBufRun bounds the calls of a stretch (a full buffer holds fewer
+// records than this).
+const maxBufRun = 1 << 14
+
+// bufPair tells whether entry and exit are one call drained from the
+// buffer that the stub can replay: no write to gorr's stdio to echo, no
+// checksum to take at its exit, at most the one output region.
+func bufPair(entry, exit *trace.Event) bool {
+	return entry != nil && exit != nil && entry.Kind == trace.KindSyscallEntry && entry.Flags == syscallbuf.EventFlag &&
+		entry.Regs != nil && entry.Regs[ptrace.RIP] == syscallbuf.SyscallRet && syscallbuf.IsBuffered(int(entry.Sysno)) &&
+		exit.Kind == trace.KindSyscallExit && exit.Tid == entry.Tid && exit.Sysno == entry.Sysno &&
+		exit.Flags == syscallbuf.EventFlag && exit.Checksum == 0 && len(exit.Maps) == 0 &&
+		(len(exit.Mem) == 0 || len(exit.Mem) == 1 && len(exit.Mem[0].Data) > 0)
+}
+
+// stopsAfterBufRun tells whether ev, a task's next event after a
+// stretch of its buffered calls, is one replay runs the task to with
+// runTo, so that the stretch ends there.
+func stopsAfterBufRun(ev *trace.Event) bool {
+	switch ev.Kind {
+	case trace.KindSyscallEntry, trace.KindInstruction:
+		return true
+	case trace.KindSignal:
+		var si ptrace.SigInfo
+		copy(si[:], ev.SigInfo)
+		return syncSignal(&si) && !ptraceResumed(ev)
+	}
+	return false
+}
+
+// copyEvent copies what Tamper may change in ev.
+func copyEvent(ev *trace.Event) *trace.Event {
+	c := *ev
+	if ev.Regs != nil {
+		r := *ev.Regs
+		c.Regs = &r
+	}
+	c.Mem = make([]trace.MemWrite, len(ev.Mem))
+	for i, m := range ev.Mem {
+		c.Mem[i] = trace.MemWrite{Addr: m.Addr, Data: append([]byte(nil), m.Data...)}
+	}
+	return &c
+}
+
+// startBufRun is called at ev, the entry of a call t made through its
+// buffer. When ev starts a stretch the stub can replay, it places the
+// stretch in t's buffer and returns true: the stretch's events are then
+// passed over (syscallEntry, syscallExit) and t runs through the calls
+// at its next event.
+func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
+	if rp.driven() || t.killed || t.atExit || t.restart || t.executing || t.gone {
+		return false, nil
+	}
+	x, err := rp.q.peek(0)
+	if err != nil || !bufPair(ev, x) {
+		return false, err
+	}
+	evs := []*trace.Event{ev, x}
+	for i := 1; ; i += 2 {
+		// x, i places ahead, is the next event after the calls so far.
+		x, err := rp.q.peek(i)
+		if err != nil || x == nil || x.Tid != ev.Tid {
+			return false, err
+		}
+		y, err := rp.q.peek(i + 1)
+		if err != nil {
+			return false, err
+		}
+		if len(evs) < 2*maxBufRun && bufPair(x, y) {
+			evs = append(evs, x, y)
+			continue
+		}
+		if !stopsAfterBufRun(x) {
+			return false, nil
+		}
+		break
+	}
+	if rp.opts.Tamper != nil {
+		// The events ahead are tampered with when their turn comes; the
+		// stretch uses tampered copies now.
+		for i := 1; i < len(evs); i++ {
+			evs[i] = copyEvent(evs[i])
+			rp.opts.Tamper(rp.n+uint64(i), evs[i])
+		}
+		if !bufPair(evs[0], evs[1]) {
+			return false, nil
+		}
+	}
+	var hdr [syscallbuf.HdrReplaying + 4]byte
+	if err := t.mem.ReadMem(syscallbuf.Hdr, hdr[:]); err != nil {
+		return false, nil // no buffer here: let the stop-per-call path report it
+	}
+	fill := binary.LittleEndian.Uint32(hdr[syscallbuf.HdrFill:])
+	if binary.LittleEndian.Uint32(hdr[syscallbuf.HdrReplayLeft:]) != 0 {
+		return false, rp.diverge(ev, "the syscall buffer still holds replayed calls from an earlier stretch")
+	}
+	regs, err := t.thread().GetRegs()
+	if err != nil {
+		return false, err
+	}
+	if regs[ptrace.RIP] == syscallbuf.ResetRet {
+		fill = 0 // held after the call that empties the buffer, which the stub resets next
+	}
+	calls := len(evs) / 2
+	at := make([]uint64, calls)
+	end := fill
+	for k := range calls {
+		at[k] = syscallbuf.RecordAt(end)
+		end += syscallbuf.RecordLen(outBytes(evs[2*k+1]))
+		if end > syscallbuf.BufSize-syscallbuf.HdrLen {
+			return false, nil // not where the recording had them: the slow path reports it
+		}
+	}
+	// One read and one write of the span keep the padding between the
+	// records (which the stub does not write) as it is.
+	span := make([]byte, syscallbuf.RecordAt(end)-at[0])
+	if err := t.mem.ReadMem(at[0], span); err != nil {
+		return false, err
+	}
+	for k := range calls {
+		x := evs[2*k+1]
+		var data []byte
+		if len(x.Mem) == 1 {
+			data = x.Mem[0].Data
+		}
+		for _, w := range syscallbuf.Placed(at[k], x.Result, data) {
+			copy(span[w.Addr-at[0]:], w.Data)
+		}
+	}
+	if err := t.mem.WriteMem(at[0], span); err != nil {
+		return false, err
+	}
+	if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, binary.LittleEndian.AppendUint32(nil, uint32(calls))); err != nil {
+		return false, err
+	}
+	t.bufRun = &bufRun{first: rp.n, last: rp.n + uint64(len(evs)) - 1, evs: evs, at: at}
+	return true, nil
+}
+
+// outBytes is how many bytes the buffered call of exit event x wrote.
+func outBytes(x *trace.Event) int {
+	if len(x.Mem) == 1 {
+		return len(x.Mem[0].Data)
+	}
+	return 0
+}
+
+// endBufRun checks, at t's first stop after a stretch of its buffered
+// calls, that the stub replayed every call and that the records it
+// filled say each was made as recorded: same call, argument and
+// preserved registers, stack pointer and flags, and the output region
+// where the recording had it.
+func (rp *replayer) endBufRun(t *rtask) error {
+	b := t.bufRun
+	t.bufRun = nil
+	var lb [4]byte
+	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, lb[:]); err != nil {
+		return nil // gone: the stop's own error says why
+	}
+	calls := len(b.at)
+	left := int(binary.LittleEndian.Uint32(lb[:]))
+	if left > calls {
+		left = calls
+	}
+	if left != 0 {
+		// Take the rest back, so that the task's later calls stop.
+		_ = t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, make([]byte, 8))
+	}
+	head := make([]byte, syscallbuf.RecordHead)
+	for k := range calls - left {
+		if err := t.mem.ReadMem(b.at[k], head); err != nil {
+			return err
+		}
+		entry, exit := b.evs[2*k], b.evs[2*k+1]
+		rec, size, n := syscallbuf.ParseHead(head)
+		got, _ := rec.Events(t.rec, entry.Regs)
+		d := compareRegs(entry.Regs, got.Regs)
+		var addr uint64
+		if len(exit.Mem) == 1 {
+			addr = exit.Mem[0].Addr
+		}
+		if want := outBytes(exit); n != uint64(want) || want > 0 && rec.Addr != addr {
+			d = append(d, fmt.Sprintf("output: recorded %d bytes at 0x%x, replay %d bytes at 0x%x", want, addr, n, rec.Addr))
+		} else if size != syscallbuf.RecordLen(want) {
+			d = append(d, fmt.Sprintf("buffer record of %d bytes, %d expected", size, syscallbuf.RecordLen(want)))
+		}
+		if len(d) > 0 {
+			return &DivergenceError{Event: b.first + 2*uint64(k), Tid: t.rec, What: "entering " + linux.Name(int(entry.Sysno)) + " (replayed from the syscall buffer)", Diffs: d}
+		}
+	}
+	if left != 0 {
+		k := calls - left
+		r, _ := t.thread().GetRegs()
+		return &DivergenceError{Event: b.first + 2*uint64(k), Tid: t.rec,
+			What: fmt.Sprintf("expected the buffered %s, but the thread stopped first at rip 0x%x", linux.Name(int(b.evs[2*k].Sysno)), r[ptrace.RIP])}
+	}
+	return nil
+}
