@@ -71,7 +71,6 @@ type Loop struct {
 	targets map[uint64]bool // addresses reached other than by falling through
 	site    uint64
 	n       int
-	retry   int // no new choice before the run has this many instructions
 	// Entered and Avoid are ChooseSite's entered and avoid.
 	Entered func(pc uint64) bool
 	Avoid   uint64
@@ -91,15 +90,11 @@ func (l *Loop) Arrive(in Insn) (atSite bool) {
 	if l.last == nil {
 		l.last, l.targets = map[uint64]int{}, map[uint64]bool{}
 	}
-	if i, ok := l.last[in.PC]; ok && len(l.run) >= l.retry {
+	if i, ok := l.last[in.PC]; ok {
 		// One more time around a loop: run[i:] is its latest iteration.
 		if s, seen := l.last[l.site]; l.site == 0 || !seen || s < i {
 			if pc, n, ok := ChooseSite(l.run[i:], l.targets, l.Entered, l.Avoid); ok {
 				l.site, l.n = pc, n
-			} else {
-				// None there: look again after as many instructions
-				// (the work stays linear in the steps).
-				l.retry = len(l.run) + len(l.run) - i
 			}
 		}
 	}
