@@ -115,3 +115,45 @@ func TestLoopSimple(t *testing.T) {
 		t.Errorf("a loop without %d relocatable bytes arrived at a site after %d steps", JumpLen, steps)
 	}
 }
+
+// preempt_pushf_loop's compute loop (gcc -O1) has no instruction of
+// JumpLen bytes: its sites are runs of two (imul+add at 0x1219, add+sub
+// at 0x121d), and a run cannot wrap round the end of the iteration it is
+// chosen from. A search begun at the sub, with the thread resuming at
+// the add in replay (its previous point, so the run at 0x1219 is out),
+// finds no site in the iteration from 0x1220 and must try again at the
+// next repeat (the one from 0x1224 has add+sub): a version that waited
+// an iteration's length before trying again always came back to 0x1220,
+// ran out of steps and took the point there without a site, and every
+// later point, resuming at 0x1220, had no site either (replay's
+// breakpoint search ran out of its time box).
+func TestLoopSitePhase(t *testing.T) {
+	code := map[uint64][]byte{
+		0x1219: {0x48, 0x0f, 0xaf, 0xc6}, // imul %rsi,%rax
+		0x121d: {0x48, 0x01, 0xc8},       // add %rcx,%rax
+		0x1220: {0x48, 0x83, 0xea, 0x01}, // sub $0x1,%rdx
+		0x1224: {0x75, 0xf3},             // jne 1219
+	}
+	var regs trace.Regs
+	lp := &Loop{Entered: noBranches, Avoid: 0x121d}
+	steps := 0
+	for i := 0; i < 100 && steps >= 0; i++ {
+		for _, pc := range []uint64{0x1220, 0x1224, 0x1219, 0x121d} {
+			in, ok := Decode(code[pc], pc, &regs)
+			if !ok {
+				t.Fatalf("0x%x does not decode", pc)
+			}
+			if lp.Arrive(in) {
+				steps = -steps - 1
+				break
+			}
+			steps++
+		}
+	}
+	if steps >= 0 {
+		t.Fatalf("no site after %d steps", steps)
+	}
+	if site, n := lp.Site(); site != 0x121d || n != 7 || -steps-1 > 8 {
+		t.Errorf("site 0x%x (%d bytes) after %d steps, want 0x121d (7) within two iterations", site, n, -steps-1)
+	}
+}
