@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
@@ -27,8 +29,11 @@ import (
 // one replay runs the task to anyway: no debugger session (its
 // breakpoints, steps and positions count stops), no write to gorr's
 // stdout or stderr, and the task's next event is its own syscall entry,
-// trapped instruction or synchronous signal (not a preemption point,
-// which a search finds by arrivals that could fall inside the stretch).
+// trapped instruction, synchronous signal or preemption point (whose
+// search rejects the arrivals inside the stretch, bufPending), or
+// another task's event (then the task runs through the stretch at once
+// and stops at the stub's trap as it takes the last call,
+// HdrReplayStop).
 // Otherwise the calls stop one by one at the stub's syscall instruction
 // as any other call.
 
@@ -63,6 +68,11 @@ func stopsAfterBufRun(ev *trace.Event) bool {
 	switch ev.Kind {
 	case trace.KindSyscallEntry, trace.KindInstruction:
 		return true
+	case trace.KindSched:
+		// The search for the point runs through the stretch; an arrival
+		// at the site before the stub has replayed all of it is not the
+		// point (bufPending).
+		return true
 	case trace.KindSignal:
 		var si ptrace.SigInfo
 		copy(si[:], ev.SigInfo)
@@ -91,7 +101,7 @@ func copyEvent(ev *trace.Event) *trace.Event {
 // passed over (syscallEntry, syscallExit) and t runs through the calls
 // at its next event.
 func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
-	if rp.driven() || t.killed || t.atExit || t.restart || t.executing || t.gone {
+	if rp.driven() || t.killed || t.atExit || t.restart || t.executing || t.gone || rp.n <= rp.bufSlowTo {
 		return false, nil
 	}
 	x, err := rp.q.peek(0)
@@ -99,24 +109,33 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		return false, err
 	}
 	evs := []*trace.Event{ev, x}
+	stopEnd := false // another task's event follows: stop t after the stretch
 	for i := 1; ; i += 2 {
 		// x, i places ahead, is the next event after the calls so far.
 		x, err := rp.q.peek(i)
-		if err != nil || x == nil || x.Tid != ev.Tid {
-			return false, err
-		}
-		y, err := rp.q.peek(i + 1)
 		if err != nil {
 			return false, err
 		}
-		if len(evs) < 2*maxBufRun && bufPair(x, y) {
-			evs = append(evs, x, y)
-			continue
+		if x != nil && x.Tid == ev.Tid {
+			y, err := rp.q.peek(i + 1)
+			if err != nil {
+				return false, err
+			}
+			if len(evs) < 2*maxBufRun && bufPair(x, y) {
+				evs = append(evs, x, y)
+				continue
+			}
+			if stopsAfterBufRun(x) {
+				break
+			}
 		}
-		if !stopsAfterBufRun(x) {
-			return false, nil
+		if x != nil && x.Tid != ev.Tid {
+			stopEnd = true
+			break
 		}
-		break
+		// The calls stop one by one; their entries need not look again.
+		rp.bufSlowTo = rp.n + uint64(len(evs)) - 1
+		return false, nil
 	}
 	if rp.opts.Tamper != nil {
 		// The events ahead are tampered with when their turn comes; the
@@ -129,7 +148,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 			return false, nil
 		}
 	}
-	var hdr [syscallbuf.HdrReplaying + 4]byte
+	var hdr [syscallbuf.HdrReplayStop + 4]byte
 	if err := t.mem.ReadMem(syscallbuf.Hdr, hdr[:]); err != nil {
 		return false, nil // no buffer here: let the stop-per-call path report it
 	}
@@ -141,8 +160,26 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if regs[ptrace.RIP] == syscallbuf.ResetRet {
+	switch regs[ptrace.RIP] {
+	case syscallbuf.ResetRet:
 		fill = 0 // held after the call that empties the buffer, which the stub resets next
+	case syscallbuf.SyscallRet:
+		// Held after a buffered call that stopped (another task's event
+		// came between it and this stretch): unless the recorder marked
+		// that call traced, the stub commits its record first.
+		if binary.LittleEndian.Uint32(hdr[syscallbuf.HdrTraced:]) == 0 {
+			if t.bufRec == 0 {
+				return false, nil
+			}
+			fill += t.bufRec
+		}
+	case syscallbuf.ReplayEnd + 1:
+		// Held at the end of a stretch (stopEnd): the stub commits its
+		// last record first.
+		if t.bufRec == 0 {
+			return false, nil
+		}
+		fill += t.bufRec
 	}
 	calls := len(evs) / 2
 	at := make([]uint64, calls)
@@ -173,10 +210,35 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	if err := t.mem.WriteMem(at[0], span); err != nil {
 		return false, err
 	}
-	if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, binary.LittleEndian.AppendUint32(nil, uint32(calls))); err != nil {
+	ctl := binary.LittleEndian.AppendUint32(nil, uint32(calls))
+	ctl = append(ctl, 0, 0, 0, 0) // HdrReplaying
+	if stopEnd {
+		ctl = append(ctl, 1, 0, 0, 0) // HdrReplayStop
+	}
+	if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, ctl); err != nil {
 		return false, err
 	}
 	t.bufRun = &bufRun{first: rp.n, last: rp.n + uint64(len(evs)) - 1, evs: evs, at: at}
+	if !stopEnd {
+		return true, nil
+	}
+	// Another task's event comes next: t runs through the stretch now
+	// and stops at the stub's trap before its last call's result (as
+	// held inside the stub after a call that stopped).
+	last := evs[len(evs)-1]
+	if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(unix.SIGTRAP)); err != nil {
+		return true, err
+	}
+	r, err := t.thread().GetRegs()
+	if err != nil {
+		return true, err
+	}
+	if r[ptrace.RIP] != syscallbuf.ReplayEnd+1 {
+		return true, &DivergenceError{Event: rp.n + uint64(len(evs)) - 2, Tid: t.rec,
+			What: fmt.Sprintf("a SIGTRAP at rip 0x%x instead of the end of the buffered calls", r[ptrace.RIP])}
+	}
+	t.bufRec = syscallbuf.RecordLen(outBytes(last))
+	t.bufRun = &bufRun{first: rp.n, last: rp.n + uint64(len(evs)) - 1} // their events are passed over still
 	return true, nil
 }
 
@@ -209,20 +271,34 @@ func (rp *replayer) endBufRun(t *rtask) error {
 		// Take the rest back, so that the task's later calls stop.
 		_ = t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, make([]byte, 8))
 	}
-	head := make([]byte, syscallbuf.RecordHead)
-	for k := range calls - left {
-		if err := t.mem.ReadMem(b.at[k], head); err != nil {
+	// Stopped at the stub's trap (stopEnd), the last call's record has
+	// its registers but not yet its output fields.
+	r, _ := t.thread().GetRegs()
+	atTrap := r[ptrace.RIP] == syscallbuf.ReplayEnd+1
+	done := calls - left
+	var span []byte
+	if done > 0 {
+		// One read for all the records the stub filled.
+		span = make([]byte, b.at[done-1]+syscallbuf.RecordHead-b.at[0])
+		if err := t.mem.ReadMem(b.at[0], span); err != nil {
 			return err
 		}
+	}
+	for k := range done {
 		entry, exit := b.evs[2*k], b.evs[2*k+1]
-		rec, size, n := syscallbuf.ParseHead(head)
-		got, _ := rec.Events(t.rec, entry.Regs)
-		d := compareRegs(entry.Regs, got.Regs)
+		rec, size, n := syscallbuf.ParseHead(span[b.at[k]-b.at[0]:])
+		var d []string
+		if !sameCall(&rec, entry) {
+			got, _ := rec.Events(t.rec, entry.Regs)
+			d = compareRegs(entry.Regs, got.Regs)
+		}
 		var addr uint64
 		if len(exit.Mem) == 1 {
 			addr = exit.Mem[0].Addr
 		}
-		if want := outBytes(exit); n != uint64(want) || want > 0 && rec.Addr != addr {
+		if atTrap && k == calls-1 {
+			// (its output fields come after the trap)
+		} else if want := outBytes(exit); n != uint64(want) || want > 0 && rec.Addr != addr {
 			d = append(d, fmt.Sprintf("output: recorded %d bytes at 0x%x, replay %d bytes at 0x%x", want, addr, n, rec.Addr))
 		} else if size != syscallbuf.RecordLen(want) {
 			d = append(d, fmt.Sprintf("buffer record of %d bytes, %d expected", size, syscallbuf.RecordLen(want)))
@@ -233,9 +309,32 @@ func (rp *replayer) endBufRun(t *rtask) error {
 	}
 	if left != 0 {
 		k := calls - left
-		r, _ := t.thread().GetRegs()
 		return &DivergenceError{Event: b.first + 2*uint64(k), Tid: t.rec,
 			What: fmt.Sprintf("expected the buffered %s, but the thread stopped first at rip 0x%x", linux.Name(int(b.evs[2*k].Sysno)), r[ptrace.RIP])}
 	}
 	return nil
+}
+
+// bufPending tells whether t is inside a stretch of buffered calls that
+// the stub has not replayed all of yet. No preemption point lies there:
+// the recording took the task's next point after all of them.
+func (rp *replayer) bufPending(t *rtask) bool {
+	if t.bufRun == nil {
+		return false
+	}
+	var b [4]byte
+	return t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, b[:]) == nil && binary.LittleEndian.Uint32(b[:]) != 0
+}
+
+// sameCall tells quickly whether the record the stub filled has the
+// call and registers of the recorded entry (compareRegs says what
+// differs, ignoring the trap and resume flags, when it has not).
+func sameCall(rec *syscallbuf.Record, entry *trace.Event) bool {
+	r := entry.Regs
+	return rec.Nr == int(entry.Sysno) && r[ptrace.ORIGRAX] == uint64(rec.Nr) && r[ptrace.R11] == r[ptrace.EFLAGS] &&
+		r[ptrace.RIP] == syscallbuf.SyscallRet && r[ptrace.RCX] == syscallbuf.SyscallRet && int64(r[ptrace.RAX]) == -int64(unix.ENOSYS) &&
+		rec.Regs == [14]uint64{
+			r[ptrace.RDI], r[ptrace.RSI], r[ptrace.RDX], r[ptrace.R10], r[ptrace.R8], r[ptrace.R9],
+			r[ptrace.RBX], r[ptrace.RBP], r[ptrace.R12], r[ptrace.R13], r[ptrace.R14], r[ptrace.R15],
+			r[ptrace.RSP], r[ptrace.EFLAGS]}
 }

@@ -5,37 +5,17 @@ import (
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// Driver is what a debugger session plugs into the engine (see
-// internal/session) besides the Constraints of each Advance: the
-// read-watch stepping's questions and the notices it and the preemption
-// points' breakpoints need, which come between stops; nothing else of
-// the debugger's state reaches the engine. With no driver (an autopilot
-// replay, -a) every answer is "nothing". None of them pauses: the stops
-// a session handles are where Advance returns (engine.go).
-type Driver interface {
-	// Resuming: a task resumes, single-stepped or not.
-	Resuming(stepping bool)
-	// Read watchpoints (run by steps): whether t runs by steps; the
-	// start of counting from base; whether the stepping steps before
-	// the next system call; whether a step was made only for them.
-	ReadWatching(t *Task) bool
-	ReadWatchStart(t *Task, base Pos)
-	ReadWatchStepsFirst() bool
-	ReadWatchOnly(t *Task) bool
-	// AdoptBreakpoint hands the session an int3 the engine planted at
-	// addr (over orig) where the session has a breakpoint too
-	// (Constraints.Breakpoints).
-	AdoptBreakpoint(addr uint64, orig byte)
-}
-
-// The engine files (replay.go, syscall.go, tasks.go, memory.go,
-// preempt.go, ptraceemu.go) ask and notify the driver only through the
-// methods below.
+// What the engine asks of the debugger's plans, and what it tells of
+// them, goes through the Constraints of each Advance and the Stops it
+// returns (engine.go); nothing else of the debugger's state reaches the
+// engine. The engine files (replay.go, syscall.go, tasks.go, memory.go,
+// preempt.go, ptraceemu.go) reach them only through the methods below.
+// Without Advance (Run, an autopilot replay) every answer is "nothing".
 
 // eventDone notes that event ev completed: the replay stands at the
 // boundary after it, where Advance stops when asked to.
 func (rp *replayer) eventDone(ev *trace.Event) error {
-	if rp.drv != nil {
+	if rp.driven() {
 		for _, t := range rp.tasks {
 			switch {
 			case t.rec != ev.Tid:
@@ -51,18 +31,21 @@ func (rp *replayer) eventDone(ev *trace.Event) error {
 	return rp.stopAt(Stop{Kind: StopBoundary, Ev: ev})
 }
 
-// driven tells whether a debugger session drives the replay.
-func (rp *replayer) driven() bool { return rp.drv != nil }
+// driven tells whether a debugger session drives the replay (Advance).
+func (rp *replayer) driven() bool { return rp.yield != nil }
 
 // stepDue tells whether t is to be single-stepped at its next resume
 // (Constraints.Step).
 func (rp *replayer) stepDue(t *rtask) bool {
-	return rp.drv != nil && rp.c.Step != 0 && rp.c.Step == t.rec
+	return rp.driven() && rp.c.Step != 0 && rp.c.Step == t.rec
 }
 
+// resuming notes whether a resume of a task is the user's own step
+// (Constraints.UserStep, Stop.UserStep).
 func (rp *replayer) resuming(stepping bool) {
-	if rp.drv != nil {
-		rp.drv.Resuming(stepping)
+	if rp.driven() {
+		rp.c.UserStep = stepping && !rp.c.Goal
+		rp.notes.UserStepSet, rp.notes.UserStep = true, rp.c.UserStep
 	}
 }
 
@@ -76,13 +59,40 @@ func (rp *replayer) stepStarted() {
 // (Stop.StepEnds).
 func (rp *replayer) stepEndsAtBoundary(t *rtask) { rp.notes.StepEnds = t.rec }
 
-func (rp *replayer) rwStepsFirst() bool { return rp.drv.ReadWatchStepsFirst() }
+// rwApplies tells whether t, a task of the debugged process, runs by
+// steps for read watchpoints (Constraints.ReadWatch).
+func (rp *replayer) rwApplies(t *rtask) bool {
+	if !rp.driven() || !rp.c.ReadWatch {
+		return false
+	}
+	lead := rp.tasks[rp.c.Debugged]
+	return lead != nil && t.proc == lead.proc
+}
 
-func (rp *replayer) rwApplies(t *rtask) bool { return rp.drv != nil && rp.drv.ReadWatching(t) }
+// rwStart stops Advance where read-watch stepping starts counting t's
+// steps from base (StopReadWatch); it returns whether the stepping
+// steps before t's next system call (Constraints.Trap.Stepping).
+func (rp *replayer) rwStart(t *rtask, base Pos) (bool, error) {
+	if err := rp.stopAt(Stop{Kind: StopReadWatch, Task: t, Base: base}); err != nil {
+		return false, err
+	}
+	first := rp.c.Trap.Stepping
+	rp.c.Trap = TrapReply{}
+	return first, nil
+}
 
-func (rp *replayer) rwStart(t *rtask, base Pos) { rp.drv.ReadWatchStart(t, base) }
-
-func (rp *replayer) rwOnly(t *rtask) bool { return rp.drv.ReadWatchOnly(t) }
+// rwOnly tells whether a step of t was made only for read watchpoints:
+// t is the task they count (Constraints.ReadWatchTask) and the step is
+// neither the user's nor a goal's.
+func (rp *replayer) rwOnly(t *rtask) bool {
+	if t != rp.c.ReadWatchTask {
+		return false
+	}
+	if rp.c.Goal {
+		return rp.c.ReadWatchGoalOnly
+	}
+	return !rp.c.UserStep
+}
 
 // debugTrap stops Advance at a SIGTRAP of t that is the debugger's (t
 // runs with mode, single-stepped or not): an int3 at one of
@@ -152,7 +162,7 @@ func (rp *replayer) markStop(st Stop) error {
 // address space (Constraints.Breakpoints, in the debugged process's);
 // nil for other processes.
 func (rp *replayer) breakpointsOf(t *rtask) map[uint64]byte {
-	if rp.drv == nil {
+	if !rp.driven() {
 		return nil
 	}
 	if lead := rp.tasks[rp.c.Debugged]; lead == nil || t.proc != lead.proc {
@@ -161,4 +171,15 @@ func (rp *replayer) breakpointsOf(t *rtask) map[uint64]byte {
 	return rp.c.Breakpoints
 }
 
-func (rp *replayer) adoptBreakpoint(addr uint64, orig byte) { rp.drv.AdoptBreakpoint(addr, orig) }
+// adoption is a preemption point's int3 at addr (over orig) that a
+// debugger breakpoint at the same address takes over.
+type adoption struct {
+	addr uint64
+	orig byte
+}
+
+// adoptBreakpoint hands the int3 the engine planted at addr (over orig)
+// to the debugger's breakpoint there (MakeRoomForBreakpoint returns it).
+func (rp *replayer) adoptBreakpoint(addr uint64, orig byte) {
+	rp.adopted = &adoption{addr, orig}
+}

@@ -10,18 +10,6 @@ import (
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
-// passiveDriver plans nothing (no read watches; the constraints ask
-// for no steps or breakpoints):
-// the engine must replay as without a driver.
-type passiveDriver struct{}
-
-func (*passiveDriver) Resuming(bool)                           {}
-func (*passiveDriver) ReadWatching(*replay.Task) bool          { return false }
-func (*passiveDriver) ReadWatchStart(*replay.Task, replay.Pos) {}
-func (*passiveDriver) ReadWatchStepsFirst() bool               { return false }
-func (*passiveDriver) ReadWatchOnly(*replay.Task) bool         { return false }
-func (*passiveDriver) AdoptBreakpoint(uint64, byte)            {}
-
 // advanceToEnd advances e stop by stop to the end of the trace, calling
 // onEvent at every boundary.
 func advanceToEnd(e *replay.Engine, c replay.Constraints, onEvent func(ev *trace.Event)) (*replay.Result, error) {
@@ -41,8 +29,8 @@ func advanceToEnd(e *replay.Engine, c replay.Constraints, onEvent func(ev *trace
 	}
 }
 
-// TestDriverBoundaries advances the engine under a driver that plans
-// nothing: it stops at every event boundary, in order, and the
+// TestDriverBoundaries advances the engine with constraints that plan
+// nothing but stops: it stops at every event boundary, in order, and the
 // replay is the recording's; then it freezes the engine at a boundary
 // and thaws it into a fresh engine, which replays the rest of the trace
 // (the output after that boundary and the exit status).
@@ -79,7 +67,7 @@ func TestDriverBoundaries(t *testing.T) {
 			frozen, outAtFreeze = f, out.Len()
 		}
 	}
-	e = replay.NewEngine(replay.Options{Reader: rd, Stdout: &out, Stderr: &out, BindCPU: -1}, stub, 0, &passiveDriver{})
+	e = replay.NewEngine(replay.Options{Reader: rd, Stdout: &out, Stderr: &out, BindCPU: -1}, stub, 0)
 	res, err := advanceToEnd(e, replay.Constraints{Boundaries: true, Marks: true}, onEvent)
 	e.KillAll()
 	if err != nil {
@@ -104,14 +92,21 @@ func TestDriverBoundaries(t *testing.T) {
 	}
 	defer rd2.Close()
 	var rest bytes.Buffer
-	e2 := replay.NewEngine(replay.Options{Reader: rd2, Stdout: &rest, Stderr: &rest, BindCPU: -1}, stub, frozen.Event(), &passiveDriver{})
+	e2 := replay.NewEngine(replay.Options{Reader: rd2, Stdout: &rest, Stderr: &rest, BindCPU: -1}, stub, frozen.Event())
 	if err := e2.Thaw(frozen, rd2, nil); err != nil {
 		t.Fatal(err)
 	}
-	res2, err := advanceToEnd(e2, replay.Constraints{}, nil)
+	// Asked for one boundary only, the engine stops there and nowhere
+	// else.
+	at := frozen.Event() + 2
+	var stops []uint64
+	res2, err := advanceToEnd(e2, replay.Constraints{Event: at}, func(ev *trace.Event) { stops = append(stops, e2.Event()) })
 	e2.KillAll()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if len(stops) != 1 || stops[0] != at {
+		t.Errorf("advanced to the boundary after event %d, the thawed engine stopped at boundaries %v", at, stops)
 	}
 	if !bytes.Equal(rest.Bytes(), recorded[outAtFreeze:]) || res2.Status.ExitStatus() != 7 || res2.Events != res.Events {
 		t.Fatalf("thawed replay printed %q status %d after %d events, want %q status 7 after %d",

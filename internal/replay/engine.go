@@ -2,6 +2,7 @@ package replay
 
 import (
 	"errors"
+	"fmt"
 	"iter"
 	"slices"
 
@@ -28,12 +29,12 @@ type Task = rtask
 // the same *Proc share their memory.
 type Proc = rproc
 
-// NewEngine prepares a replay of opts.Reader driven by drv, which runs
-// the replay stub at stub; the output of events up to echoFrom is not
-// written again (a debugger went back over it).
-func NewEngine(opts Options, stub string, echoFrom uint64, drv Driver) *Engine {
+// NewEngine prepares a replay of opts.Reader, which runs the replay
+// stub at stub; the output of events up to echoFrom is not written again
+// (a debugger went back over it).
+func NewEngine(opts Options, stub string, echoFrom uint64) *Engine {
 	return &replayer{opts: opts, q: queue{r: opts.Reader}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{},
-		echoFrom: echoFrom, stub: stub, drv: drv}
+		echoFrom: echoFrom, stub: stub}
 }
 
 // Run replays events until the end of the trace (io.EOF is not an
@@ -56,6 +57,11 @@ const (
 	// (Constraints.Trap).
 	StopBreakpoint
 	StopStepped
+	// StopReadWatch: read-watch stepping (Constraints.ReadWatch) starts
+	// counting the steps of Stop.Task from Stop.Base, before the task
+	// runs to its event's stop; the next Advance's Constraints.Trap.Stepping
+	// says whether it runs by a step first (else up to its system call).
+	StopReadWatch
 	// StopExiting, StopExec, StopSignal: the process of Stop.Task is
 	// about to exit (exit_group, a fatal signal), to execve, or to
 	// receive the fault, abort or fatal signal Stop.Signal
@@ -67,6 +73,15 @@ const (
 	StopEnd
 )
 
+func (k StopKind) String() string {
+	names := [...]string{StopBoundary: "boundary", StopBreakpoint: "breakpoint", StopStepped: "step done",
+		StopReadWatch: "read-watch start", StopExiting: "exiting", StopExec: "exec", StopSignal: "signal", StopEnd: "end"}
+	if k > 0 && int(k) < len(names) {
+		return names[k]
+	}
+	return fmt.Sprintf("stop kind %d", int(k))
+}
+
 // Stop is where and why Advance stopped.
 type Stop struct {
 	Kind     StopKind
@@ -77,14 +92,19 @@ type Stop struct {
 	Mode     int    // StopBreakpoint, StopStepped: the resume mode of the run the trap interrupted
 	Stepping bool   // StopBreakpoint, StopStepped: the task was single-stepped
 	Signal   int    // StopSignal
+	Base     Pos    // StopReadWatch
 	Result   *Result
 	Notes
 }
 
-// Notes tell what became of Constraints.Step since the previous stop.
+// Notes tell what became of the constraints' steps since the previous
+// stop.
 type Notes struct {
-	StepStarted bool  // the due single step got under way
+	StepStarted bool  // the due single step (Constraints.Step) got under way
 	StepEnds    int32 // this task's single step completes at the next boundary of one of its events outside a system call
+	// UserStepSet: a task resumed, by the user's own step if UserStep
+	// (Constraints.UserStep).
+	UserStepSet, UserStep bool
 }
 
 // Constraints say where Advance stops (besides the end of the trace and
@@ -103,6 +123,18 @@ type Constraints struct {
 	// planted in the address space of recorded process Debugged.
 	Breakpoints map[uint64]byte
 	Debugged    int32
+	// Goal: the run goes to a goal of the session's, not where the user
+	// steps; UserStep: the step under way is the user's (the engine
+	// notes each resume: Stop.UserStep).
+	Goal, UserStep bool
+	// Read watchpoints: ReadWatch, the debugged process's tasks run by
+	// steps (StopReadWatch); ReadWatchTask, the task whose steps they
+	// count; ReadWatchGoalOnly, in a goal run, a step of that task is
+	// made only for them (a step neither the user's nor the goal's does
+	// not end at the boundary of the event it runs into).
+	ReadWatch         bool
+	ReadWatchTask     *Task
+	ReadWatchGoalOnly bool
 	// Trap answers the StopBreakpoint or StopStepped the previous
 	// Advance returned.
 	Trap TrapReply
@@ -272,12 +304,19 @@ func (rp *replayer) PausePoint() (restart func()) {
 }
 
 // MakeRoomForBreakpoint prepares a search under way in t's address
-// space for a debugger breakpoint at addr (the caller plants it).
-func (rp *replayer) MakeRoomForBreakpoint(t *Task, addr uint64) error {
+// space for a debugger breakpoint at addr (the caller plants it). When
+// the search has its own int3 at addr, the breakpoint takes it over:
+// adopted, with the original byte under it.
+func (rp *replayer) MakeRoomForBreakpoint(t *Task, addr uint64) (orig byte, adopted bool, err error) {
 	if ps := rp.point; ps != nil && ps.t.proc == t.proc {
-		return rp.pointYield(ps, addr)
+		rp.adopted = nil
+		err = rp.pointYield(ps, addr)
+		if a := rp.adopted; a != nil && a.addr == addr {
+			orig, adopted = a.orig, true
+		}
+		rp.adopted = nil
 	}
-	return nil
+	return orig, adopted, err
 }
 
 // ReclaimBreakpoint removes the debugger's breakpoint at addr (original

@@ -446,6 +446,9 @@ func (rp *replayer) inPad(rip uint64) bool {
 // identity and returns what differs.
 func (rp *replayer) pointDiffs(ps *pointSearch, r *trace.Regs) []string {
 	ev, t := ps.ev, ps.t
+	if rp.bufPending(t) {
+		return []string{"buffered calls before the point are still to be replayed"}
+	}
 	d := compareRegs(ev.Regs, r)
 	if len(d) > 0 {
 		return d

@@ -93,8 +93,11 @@ type rtask struct {
 	// (the end of a write it was in) are replayed.
 	killed, atExit bool
 	// bufRun: a stretch of the task's buffered calls the stub replays
-	// from the buffer, checked at the task's next stop (bufreplay.go).
+	// from the buffer, checked at the task's next stop (bufreplay.go);
+	// bufRec: the size of the record the stub commits after the last
+	// buffered call of the task that stopped (0: none yet).
 	bufRun *bufRun
+	bufRec uint32
 }
 
 // thread is the task's real thread, for ptrace requests (from the
@@ -114,14 +117,12 @@ type replayer struct {
 	stub    string
 	status  unix.WaitStatus
 	early   map[int]ptrace.Stop
-	// The debugger session driving the replay (driver.go; nil for
-	// autopilot replays).
-	drv Driver
 	// Advance's run (engine.go): the constraints of the current call,
 	// and the coroutine the event loop runs in (nil until the first
 	// Advance and for Run); yield hands it a stop.
 	c        Constraints
 	notes    Notes // for the next stop
+	adopted  *adoption
 	next     func() (Stop, error, bool)
 	stopPull func()
 	yield    func(Stop, error) bool
@@ -140,6 +141,9 @@ type replayer struct {
 	// takenAtDeath: the output of the recorded ends of calls of tasks an
 	// execve killed, taken at their deaths (diesInExec).
 	takenAtDeath map[*trace.Event][]byte
+	// bufSlowTo: buffered calls up to this event stop one by one
+	// (bufreplay.go).
+	bufSlowTo uint64
 }
 
 // Replay runs the whole trace without a debugger.
@@ -410,8 +414,11 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 			return ptrace.Stop{}, err
 		}
 		r, _ := t.thread().GetRegs()
-		rp.rwStart(t, Pos{Event: rp.n - 1, Tid: t.rec, Regs: r})
-		stepping = rp.rwStepsFirst() || stepping
+		first, err := rp.rwStart(t, Pos{Event: rp.n - 1, Tid: t.rec, Regs: r})
+		if err != nil {
+			return ptrace.Stop{}, err
+		}
+		stepping = first || stepping
 	}
 	if stepping {
 		rp.stepStarted()

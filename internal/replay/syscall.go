@@ -350,6 +350,9 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 		if err := t.thread().SetRegs(&r); err != nil {
 			return err
 		}
+		if ev.Flags&syscallbuf.EventFlag != 0 {
+			t.bufRec = syscallbuf.RecordLen(outBytes(ev)) // committed when the task runs on (bufreplay.go)
+		}
 	}
 	switch ev.Result {
 	case -512, -513, -514, -516:

@@ -5,9 +5,8 @@ import (
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// The driver runs the engine stop by stop (drive) and is the engine's
-// replay.Driver: it answers the engine's questions from the run's
-// debugger state.
+// The driver runs the engine stop by stop (drive), telling it what the
+// run's debugger state asks of it in each Advance's constraints.
 
 // drive advances the engine to the end of the trace, handling each stop
 // it returns: the bookkeeping of every event boundary, the debugger's
@@ -18,17 +17,11 @@ import (
 func (d *driver) drive() error {
 	c := replay.Constraints{Boundaries: true, Marks: true}
 	for {
-		c.Step, c.Breakpoints, c.Debugged = d.stepTask, d.bps, d.pid
-		st, err := d.e.Advance(c)
+		st, err := d.e.Advance(d.constraints(c))
 		if err != nil {
 			return err
 		}
-		if st.StepStarted {
-			d.stepTask = 0
-		}
-		if st.StepEnds != 0 {
-			d.stepping = st.StepEnds
-		}
+		d.notes(st.Notes)
 		c.Trap = replay.TrapReply{}
 		switch st.Kind {
 		case replay.StopEnd:
@@ -39,6 +32,9 @@ func (d *driver) drive() error {
 			stepping := st.Stepping
 			err = d.debugTrap(st, &stepping) // timeline.go
 			c.Trap = replay.TrapReply{Stepping: stepping}
+		case replay.StopReadWatch:
+			d.rwStart(st.Task, st.Base) // readwatch.go
+			c.Trap = replay.TrapReply{Stepping: !d.rw.syscallNext}
 		case replay.StopExiting:
 			err = d.beforeExit(st.Task)
 		case replay.StopExec:
@@ -64,20 +60,27 @@ func (d *driver) eventDone(ev *trace.Event) error {
 	return nil
 }
 
-// Resuming notes whether the resume is the user's own step (rather than
-// a goal's).
-func (d *driver) Resuming(stepping bool) { d.userStep = stepping && d.goal == nil }
+// constraints are what the run's debugger state asks of the engine's
+// next Advance (besides where to stop and a trap's answer).
+func (d *driver) constraints(c replay.Constraints) replay.Constraints {
+	c.Step, c.Breakpoints, c.Debugged = d.stepTask, d.bps, d.pid
+	c.Goal, c.UserStep = d.goal != nil, d.userStep
+	c.ReadWatch = d.started && len(d.rwWatches()) > 0 && (d.goal == nil || d.goal.kind == goalScan)
+	c.ReadWatchTask = d.rw.t
+	c.ReadWatchGoalOnly = d.rw.t != nil && d.goal != nil && d.rwOnly(d.rw.t)
+	return c
+}
 
-// The read-watch stepping (readwatch.go).
-func (d *driver) ReadWatching(t *replay.Task) bool        { return d.rwApplies(t) }
-func (d *driver) ReadWatchStart(t *replay.Task, base Pos) { d.rwStart(t, base) }
-func (d *driver) ReadWatchStepsFirst() bool               { return !d.rw.syscallNext }
-func (d *driver) ReadWatchOnly(t *replay.Task) bool       { return d.rwOnly(t) }
-
-// AdoptBreakpoint takes over an int3 the engine planted at addr where the
-// session has a breakpoint too.
-func (d *driver) AdoptBreakpoint(addr uint64, orig byte) {
-	if _, ok := d.bps[addr]; !ok {
-		d.bps[addr] = orig
+// notes applies what the engine did for the constraints' steps since
+// the previous stop.
+func (d *driver) notes(n replay.Notes) {
+	if n.StepStarted {
+		d.stepTask = 0
+	}
+	if n.StepEnds != 0 {
+		d.stepping = n.StepEnds
+	}
+	if n.UserStepSet {
+		d.userStep = n.UserStep
 	}
 }

@@ -130,8 +130,7 @@ type run struct {
 }
 
 // driver is a Session's side of one run: it advances the engine and
-// handles its stops (drive), answers its questions (as its
-// replay.Driver) and keeps the run's debugger state.
+// handles its stops (drive), and keeps the run's debugger state.
 type driver struct {
 	e        *replay.Engine
 	opts     Options // the session's, with this run's reader
@@ -171,8 +170,6 @@ type driver struct {
 	procExe, procExeName map[int32]string
 	procAuxv             map[int32][]byte
 }
-
-var _ replay.Driver = (*driver)(nil)
 
 type hitKey struct {
 	tid  int32
@@ -222,7 +219,7 @@ func (s *Session) startRunFrom(g *goal, sn *snapshot) (DebugStop, error) {
 	opts.Reader = rd
 	d := &driver{opts: opts, r: r, snaps: s.snaps, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g,
 		interrupt: &s.interrupt, maps: s.mapEv, procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}}
-	d.e = replay.NewEngine(opts.Options, s.w.stub, s.shown, d)
+	d.e = replay.NewEngine(opts.Options, s.w.stub, s.shown)
 	for a := range s.user {
 		d.user[a] = true
 	}
@@ -535,8 +532,13 @@ func (d *driver) insertBreakpoint(addr uint64) error {
 	if t == nil {
 		return errors.New("no process")
 	}
-	if err := d.e.MakeRoomForBreakpoint(t, addr); err != nil {
+	orig, adopted, err := d.e.MakeRoomForBreakpoint(t, addr)
+	if err != nil {
 		return err
+	}
+	if _, ok := d.bps[addr]; adopted && !ok {
+		// A preemption point's int3 there, now the breakpoint's.
+		d.bps[addr] = orig
 	}
 	var b [1]byte
 	if err := t.Mem().ReadMem(addr, b[:]); err != nil {

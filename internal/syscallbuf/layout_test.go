@@ -21,9 +21,12 @@ func TestCheckTraceLayout(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "layout 0") || !strings.Contains(err.Error(), "0.4") {
 		t.Errorf("old layout: %v", err)
 	}
-	// Layout 2's stub has no replay fields: its traces are refused too.
-	err = CheckTrace(trace.Header{SyscallBuffer: true, SyscallBufferLayout: 2, GorrVersion: "0.5"})
-	if err == nil || !strings.Contains(err.Error(), "layout 2") || !strings.Contains(err.Error(), fmt.Sprintf("layout %d only", Layout)) {
-		t.Errorf("layout 2: %v", err)
+	// The stubs of layouts 2 and 3 lack replay fields this replay uses:
+	// their traces are refused too.
+	for _, old := range []int{2, 3} {
+		err = CheckTrace(trace.Header{SyscallBuffer: true, SyscallBufferLayout: old, GorrVersion: "0.5"})
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("layout %d ", old)) || !strings.Contains(err.Error(), fmt.Sprintf("layout %d only", Layout)) {
+			t.Errorf("layout %d: %v", old, err)
+		}
 	}
 }

@@ -361,8 +361,19 @@ replayed:
 	# to fill, and the call is not made. The stub fills in the rest of
 	# the record as after a real call (the replayer compares it with the
 	# recording at the thread's next stop) and copies the bytes out.
+	# When the replayer asks for it (replay_stop), the last call of the
+	# stretch traps first, so that the thread stops after the stretch
+	# (another thread's event comes next); it goes on from here.
 	movabs $HDR, %rcx
 	decl 24(%rcx)
+	jnz 1f
+	cmpl $0, 32(%rcx)
+	je 1f
+	movl $0, 32(%rcx)
+	.globl replay_end
+replay_end:
+	int3
+1:
 	movl $1, 28(%rcx)
 	mov 8(%r11), %rax
 	jmp .Lsc_ret

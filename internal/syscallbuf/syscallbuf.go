@@ -40,8 +40,8 @@ import (
 // the code the recording ran. 0 in headers: the first layout (128-byte
 // header, 0x90000-byte mapping), before the field existed; 2: the stub
 // without the replay fields (HdrReplayLeft, HdrReplaying) and drained
-// events without EventFlag.
-const Layout = 3
+// events without EventFlag; 3: without HdrReplayStop and ReplayEnd.
+const Layout = 4
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
@@ -92,6 +92,10 @@ const (
 	// result and copying its output bytes out of the record (0 again
 	// when the call returns).
 	HdrReplaying = 28
+	// HdrReplayStop, set by the replayer only, makes the stub trap
+	// (int3 at ReplayEnd) when it takes the last call HdrReplayLeft
+	// counted, before that call's result; it clears it.
+	HdrReplayStop = 32
 	// Hdr+128..Hdr+256 is where the stub's own fstatfs of a descriptor
 	// it opened for writing writes (stub_amd64.S, opened).
 	HdrLen = 256 // records start at Hdr+HdrLen
@@ -111,6 +115,10 @@ const (
 	// SyscallInsn is the buffered syscall instruction itself (where a
 	// call the kernel restarts after a signal handler resumes).
 	SyscallInsn = SyscallRet - 2
+	// ReplayEnd is the stub's int3 after the last call of a stretch the
+	// replayer placed with HdrReplayStop (replay only): the thread stops
+	// with rip ReplayEnd+1.
+	ReplayEnd = Base + offReplayEnd
 )
 
 // IsStub tells whether addr is in the stub's code or trampolines.
