@@ -292,6 +292,15 @@ func (r *recorder) branchTargets(t *task) func(pc uint64) bool {
 // words touched most recently, SSE state and a memory checksum.
 func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words map[uint64]int, step int, start time.Time) error {
 	ev := &trace.Event{Kind: trace.KindSched, Tid: int32(t.tid), Regs: regs, Flags: uint64(siteLen | hint), Result: int64(t.sc)}
+	// The bytes the identity leaves out: other threads' in-flight output
+	// buffers and the dead stack (see deadStack).
+	maps, _ := tracee.Maps(t.tid)
+	skip, full := r.inFlightOutputs(t)
+	if full {
+		if d, ok := deadStack(maps, regs[ptrace.RSP], regs[ptrace.FSBASE]); ok {
+			skip = append(skip, d)
+		}
+	}
 	for len(words) > 0 && len(ev.Mem) < maxWords {
 		best, bestStep := uint64(0), -1
 		for w, s := range words {
@@ -300,6 +309,14 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 			}
 		}
 		delete(words, best)
+		if inSpans(skip, best, 8) {
+			// Touched in a callee's frame, now below the red zone, or
+			// in a buffer the kernel may still write: left out like
+			// the checksum leaves it out (the pad compares words
+			// natively, so a word that differs in replay would hide
+			// the point for good).
+			continue
+		}
 		buf := make([]byte, 8)
 		if t.mem.ReadMem(best, buf) == nil {
 			ev.Mem = append(ev.Mem, trace.MemWrite{Addr: best, Data: buf})
@@ -311,12 +328,7 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 		ev.XState = xs
 	}
 	t0 := time.Now()
-	maps, _ := tracee.Maps(t.tid)
-	skip, full := r.inFlightOutputs(t)
 	if full {
-		if d, ok := deadStack(maps, regs[ptrace.RSP], regs[ptrace.FSBASE]); ok {
-			skip = append(skip, d)
-		}
 		var sums []asyncpoint.PageSum
 		sum, err := tracee.ChecksumPages(t.tid, t.mem, 0, 0, skip, true, func(pa uint64, c uint32) {
 			sums = append(sums, asyncpoint.PageSum{Addr: pa, Sum: uint16(c)})
@@ -393,6 +405,16 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 	t.pendingSig = 0
 	r.points++
 	return nil
+}
+
+// inSpans tells whether [addr, addr+n) overlaps one of spans.
+func inSpans(spans []trace.Span, addr, n uint64) bool {
+	for _, s := range spans {
+		if addr < s.Addr+s.Len && s.Addr < addr+n {
+			return true
+		}
+	}
+	return false
 }
 
 // redZone is the x86-64 ABI's red zone: the bytes below rsp a function
