@@ -130,6 +130,10 @@ func HintReg(prev, cur *trace.Regs) int {
 	return -1
 }
 
+// x87InUse tells whether a recorded XSAVE area has a valid x87 register
+// (the abridged tag word of its legacy area is not empty).
+func x87InUse(xs []byte) bool { return len(xs) > 4 && xs[4] != 0 }
+
 // HintFromFlags returns the Identity.Hint a point's event Flags carry
 // (bits 8-15; the site length is the low byte).
 func HintFromFlags(flags uint64) int {
@@ -367,7 +371,10 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	}
 	if fpu {
 		rec := id.XState
-		if id.AVX && len(rec) >= ymmOffset+ymmLen {
+		ymm := func() {
+			if !id.AVX || len(rec) < ymmOffset+ymmLen {
+				return
+			}
 			// The upper halves of ymm0-15 one at a time, so that a loop
 			// counting in one of them misses after a few instructions.
 			put(ymmRecOff, rec[ymmOffset:ymmOffset+ymmLen])
@@ -387,29 +394,44 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 				}
 			}
 		}
-		emitOps(early)
+		fx := func() {
+			put(fxRecOff, rec[:LegacyLen])
+			a.ripOp(padAddr+fxOff, 0x0f, 0xae, 0x05) // fxsave [rip+fx]
+			// FCW, FSW (dword at 0), FTW (byte at 4), MXCSR (dword at 24).
+			for _, o := range []uint64{0, 24} {
+				a.ripOp(padAddr+fxOff+o, 0x8b, 0x05)    // mov eax, [img]
+				a.ripOp(padAddr+fxRecOff+o, 0x3b, 0x05) // cmp eax, [rec]
+				jneMiss()
+			}
+			a.ripOp(padAddr+fxOff+4, 0x8a, 0x05)    // mov al, [img]
+			a.ripOp(padAddr+fxRecOff+4, 0x3a, 0x05) // cmp al, [rec]
+			jneMiss()
+			for i := uint64(0); i < 8; i++ { // st0-7: 10 bytes each
+				o := 32 + 16*i
+				a.ripOp(padAddr+fxOff+o, 0x48, 0x8b, 0x05)    // mov rax, [img]
+				a.ripOp(padAddr+fxRecOff+o, 0x48, 0x3b, 0x05) // cmp rax, [rec]
+				jneMiss()
+				a.ripOp(padAddr+fxOff+o+8, 0x66, 0x8b, 0x05)    // mov ax, [img]
+				a.ripOp(padAddr+fxRecOff+o+8, 0x66, 0x3b, 0x05) // cmp ax, [rec]
+				jneMiss()
+			}
+			cmpsq(padAddr+fxRecOff+160, padAddr+fxOff+160, 32) // xmm0-15
+		}
+		if x87InUse(rec) {
+			// The program keeps values on the x87 stack (rare outside
+			// long double code): a loop counting there misses at the
+			// x87 registers, so they come first (async_x87_spin ran
+			// every iteration through the ymm and stack compares and
+			// ran out of its time box under load).
+			fx()
+			ymm()
+			emitOps(early)
+		} else {
+			ymm()
+			emitOps(early)
+			fx()
+		}
 		early = nil
-		put(fxRecOff, rec[:LegacyLen])
-		a.ripOp(padAddr+fxOff, 0x0f, 0xae, 0x05) // fxsave [rip+fx]
-		// FCW, FSW (dword at 0), FTW (byte at 4), MXCSR (dword at 24).
-		for _, o := range []uint64{0, 24} {
-			a.ripOp(padAddr+fxOff+o, 0x8b, 0x05)    // mov eax, [img]
-			a.ripOp(padAddr+fxRecOff+o, 0x3b, 0x05) // cmp eax, [rec]
-			jneMiss()
-		}
-		a.ripOp(padAddr+fxOff+4, 0x8a, 0x05)    // mov al, [img]
-		a.ripOp(padAddr+fxRecOff+4, 0x3a, 0x05) // cmp al, [rec]
-		jneMiss()
-		for i := uint64(0); i < 8; i++ { // st0-7: 10 bytes each
-			o := 32 + 16*i
-			a.ripOp(padAddr+fxOff+o, 0x48, 0x8b, 0x05)    // mov rax, [img]
-			a.ripOp(padAddr+fxRecOff+o, 0x48, 0x3b, 0x05) // cmp rax, [rec]
-			jneMiss()
-			a.ripOp(padAddr+fxOff+o+8, 0x66, 0x8b, 0x05)    // mov ax, [img]
-			a.ripOp(padAddr+fxRecOff+o+8, 0x66, 0x3b, 0x05) // cmp ax, [rec]
-			jneMiss()
-		}
-		cmpsq(padAddr+fxRecOff+160, padAddr+fxOff+160, 32) // xmm0-15
 	}
 	emitOps(early)
 	emitOps(late)

@@ -50,3 +50,61 @@ func ChooseSite(cycle []Insn, targets map[uint64]bool, entered func(pc uint64) b
 	}
 	return 0, 0, false
 }
+
+// Loop follows the instructions a thread executes, one at a time, while
+// the recorder single-steps it towards a point, and keeps a site in the
+// loop the thread runs now. The site is chosen (ChooseSite) when an
+// address repeats, from the instructions since its latest execution:
+// one iteration of the innermost loop around it. It is chosen again when
+// the thread goes once around a loop without passing the site: a site
+// taken from an iteration that crossed into an enclosing loop (stepping
+// began in the last iteration of an inner loop, so the first repeat
+// came round through the outer loop's code) would otherwise be met only
+// at the next outer iteration, after the whole inner loop; the point
+// was then taken where the step budget ran out, without a site, and
+// replay examined every arrival there with a breakpoint
+// (preempt_itimer_compute: 75000 inner iterations a round; under load
+// the search ran out of its time box).
+type Loop struct {
+	run     []Insn
+	last    map[uint64]int  // address -> index in run of its latest execution
+	targets map[uint64]bool // addresses reached other than by falling through
+	site    uint64
+	n       int
+	// Entered and Avoid are ChooseSite's entered and avoid.
+	Entered func(pc uint64) bool
+	Avoid   uint64
+}
+
+// Site returns the current site and its length (0, 0: none yet).
+func (l *Loop) Site() (pc uint64, n int) { return l.site, l.n }
+
+// Steps returns how many instructions have been added.
+func (l *Loop) Steps() int { return len(l.run) }
+
+// Arrive is called with the instruction the thread is about to execute.
+// It reports whether the thread stands at the site (the point is taken
+// there, before the instruction runs; it is not added then). Otherwise
+// the instruction is added to the run (the caller then executes it).
+func (l *Loop) Arrive(in Insn) (atSite bool) {
+	if l.last == nil {
+		l.last, l.targets = map[uint64]int{}, map[uint64]bool{}
+	}
+	if i, ok := l.last[in.PC]; ok {
+		// One more time around a loop: run[i:] is its latest iteration.
+		if s, seen := l.last[l.site]; l.site == 0 || !seen || s < i {
+			if pc, n, ok := ChooseSite(l.run[i:], l.targets, l.Entered, l.Avoid); ok {
+				l.site, l.n = pc, n
+			}
+		}
+	}
+	if l.site != 0 && in.PC == l.site {
+		return true
+	}
+	if k := len(l.run); k > 0 && in.PC != l.run[k-1].PC+uint64(l.run[k-1].Len) {
+		l.targets[in.PC] = true
+	}
+	l.last[in.PC] = len(l.run)
+	l.run = append(l.run, in)
+	return false
+}

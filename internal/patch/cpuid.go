@@ -172,3 +172,36 @@ func InRel32(from, to uint64) bool {
 	d := int64(to) - int64(from+5)
 	return d >= -1<<31 && d < 1<<31
 }
+
+// CodePadding returns the file range [off, off+n) that follows the end of
+// an executable PT_LOAD segment up to the end of its last page: the
+// kernel maps it executable with the segment, and nothing in the file
+// refers to it (the bytes there are the file's padding, zeros when the
+// next segment starts on a page of its own). The recorder puts cpuid
+// trampolines there when they fit. n is 0 when there is no such range.
+func CodePadding(r io.ReaderAt) (off, n uint64) {
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	const page = 4096
+	var best, bestN uint64
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_LOAD || p.Flags&elf.PF_X == 0 || p.Memsz != p.Filesz || p.Filesz == 0 {
+			continue
+		}
+		end := p.Off + p.Filesz
+		pad := (end+page-1)&^(page-1) - end
+		// Another segment may begin in the same page of the file.
+		for _, q := range f.Progs {
+			if q.Type == elf.PT_LOAD && q.Off >= end && q.Off < end+pad {
+				pad = q.Off - end
+			}
+		}
+		if pad > bestN {
+			best, bestN = end, pad
+		}
+	}
+	return best, bestN
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"testing"
+	"time"
 )
 
 // The constant forms are found by the offset of their mov; a leaf that
@@ -130,4 +131,51 @@ func mustOpen(t *testing.T, path string) *os.File {
 	}
 	t.Cleanup(func() { f.Close() })
 	return f
+}
+
+// ld.so's text segment ends inside a page: the rest of it is padding.
+func TestCodePaddingLdso(t *testing.T) {
+	f, err := os.Open("/lib64/ld-linux-x86-64.so.2")
+	if err != nil {
+		t.Skip(err)
+	}
+	defer f.Close()
+	off, n := CodePadding(f)
+	if n == 0 || (off+n)%4096 != 0 {
+		t.Fatalf("padding [0x%x, +0x%x)", off, n)
+	}
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, int64(off)); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(b, make([]byte, n)) {
+		t.Fatalf("padding at 0x%x is not zeros", off)
+	}
+}
+
+// Pruning removes the unversioned entries and the build directories
+// unused for longer than the age, and keeps the recent ones.
+func TestPruneCacheDirs(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"build-old", "build-new", "other"} {
+		if err := os.Mkdir(root+"/"+d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(root+"/digest-x.json", []byte("[]"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-30 * 24 * time.Hour)
+	if err := os.Chtimes(root+"/build-old", old, old); err != nil {
+		t.Fatal(err)
+	}
+	pruneCacheDirs(root, 7*24*time.Hour)
+	for name, want := range map[string]bool{"build-old": false, "build-new": true, "other": true, "digest-x.json": false} {
+		if _, err := os.Stat(root + "/" + name); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", name, err == nil, want)
+		}
+	}
+	if id := selfBuildID(); id == "" {
+		t.Error("the test binary has no build ID")
+	}
 }

@@ -37,8 +37,15 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	if t.sc == 0 {
 		return fmt.Errorf("tid %d has no vDSO after exec", t.tid)
 	}
-	if _, err := tracee.MustInject(t.tid, t.sc, unix.SYS_PRCTL, unix.PR_SET_TSC, unix.PR_TSC_SIGSEGV); err != nil {
-		return fmt.Errorf("trap rdtsc: %w", err)
+	// The TSC mode is a thread flag that fork, clone and exec keep, and
+	// the program's own PR_SET_TSC calls are answered without the kernel
+	// (syscall.go prctlTSC): set in the initial process, every recorded
+	// task has it (two stops fewer per exec).
+	if !r.tscTrapped {
+		if _, err := tracee.MustInject(t.tid, t.sc, unix.SYS_PRCTL, unix.PR_SET_TSC, unix.PR_TSC_SIGSEGV); err != nil {
+			return fmt.Errorf("trap rdtsc: %w", err)
+		}
+		r.tscTrapped = true
 	}
 	// cpuid faulting (ARCH_SET_CPUID) exists on Intel CPUs only; without
 	// it cpuid runs natively and replay must happen on the same CPU model.
@@ -399,11 +406,10 @@ func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error
 		if s.Off < m.Offset || s.Off >= m.Offset+(m.End-m.Start) {
 			continue
 		}
-		addr := m.Start + s.Off - m.Offset
-		if err := t.mem.WriteMem(addr, []byte{0xcc}); err != nil {
-			return nil, fmt.Errorf("patch %s at 0x%x: %w", m.Name, addr, err)
-		}
-		out = append(out, trace.MemWrite{Addr: addr, Data: []byte{0xcc}})
+		out = append(out, trace.MemWrite{Addr: m.Start + s.Off - m.Offset, Data: []byte{0xcc}})
+	}
+	if err := t.mem.WriteCode(out); err != nil {
+		return nil, fmt.Errorf("patch %s: %w", m.Name, err)
 	}
 	return out, nil
 }

@@ -59,17 +59,24 @@ var takePoints pointTaker = statePoints{}
 // repeats; one iteration of that loop is then known: its instructions
 // and the memory words they touch. The point is taken at an instruction
 // of that iteration where replay can plant a jump (a site, see
-// asyncpoint.ChooseSite) when t next arrives there. Its identity is the
+// asyncpoint.ChooseSite) when t next arrives there; it is chosen again
+// when t goes round a loop without passing it (asyncpoint.Loop: a
+// search begun in an inner loop's last iteration). Its identity is the
 // full register file, the values of the touched memory words (in a loop
 // whose registers repeat, a counter in memory tells iterations apart),
 // the SSE registers and a checksum of writable memory.
 func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 	start := time.Now()
-	var run []asyncpoint.Insn
-	seen := map[uint64]int{}
+	var entered func(pc uint64) bool // the file's branch targets, read when a site is first chosen
+	lp := &asyncpoint.Loop{Avoid: t.lastRegs[ptrace.RIP], Entered: func(pc uint64) bool {
+		if entered == nil {
+			if entered = r.branchTargets(t); entered == nil {
+				return true
+			}
+		}
+		return entered(pc)
+	}}
 	words := map[uint64]int{} // word -> last step that touched it
-	var site uint64
-	siteLen := 0
 	code := make([]byte, 16)
 	// The registers at the latest arrival at each address: at the point,
 	// those of the previous arrival at the site tell which register
@@ -89,15 +96,6 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			}
 		}
 		pc := regs[ptrace.RIP]
-		if site != 0 && pc == site || step == maxLearnSteps {
-			if pc != site {
-				// No loop found (or its site not reached): take the
-				// point here, found in replay by a breakpoint that
-				// checks every arrival.
-				siteLen = 0
-			}
-			return pointTaken, r.emitPoint(t, &regs, siteLen, hintFlag(prev, &regs), words, step, start)
-		}
 		n := t.mem.ReadPartial(pc, code)
 		in, ok := asyncpoint.Decode(code[:n], pc, &regs)
 		if !ok || in.Event {
@@ -108,19 +106,17 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 		for _, w := range in.Accesses {
 			words[w] = step
 		}
-		if first, ok := seen[pc]; ok && site == 0 {
-			if s, l, ok := asyncpoint.ChooseSite(run[first:], asyncpoint.Targets(run), r.branchTargets(t), t.lastRegs[ptrace.RIP]); ok {
-				site, siteLen = s, l
-				if pc == site {
-					return pointTaken, r.emitPoint(t, &regs, siteLen, hintFlag(prev, &regs), words, step, start)
-				}
-			}
+		if lp.Arrive(in) {
+			_, siteLen := lp.Site()
+			return pointTaken, r.emitPoint(t, &regs, siteLen, hintFlag(prev, &regs), words, step, start)
 		}
-		if _, ok := seen[pc]; !ok {
-			seen[pc] = len(run)
+		if step == maxLearnSteps {
+			// No loop found (or its site not reached): take the point
+			// here, found in replay by a breakpoint that checks every
+			// arrival.
+			return pointTaken, r.emitPoint(t, &regs, 0, hintFlag(prev, &regs), words, step, start)
 		}
 		prev[pc] = regs
-		run = append(run, in)
 		if in.RepString {
 			// Finish it at native speed (stepping stops after every
 			// iteration, and a point inside it is not an instruction
@@ -198,9 +194,17 @@ func (r *recorder) holdDuringSearch(t *task, st ptrace.Stop) (si *ptrace.SigInfo
 	}
 	switch {
 	case st.Signal == watchdogSignal && isOurs(&info):
+		// Sent late, for the timeslice this search ends already. The
+		// watchdog fires once per thread until the recorder takes its
+		// signal (fired): without this, it never interrupted the
+		// thread again, nor did chaos mode step it.
+		r.dog.fired.CompareAndSwap(int64(t.tid), 0)
+		r.logf("tid %d: late timeslice signal dropped during a point search", t.tid)
 		return nil, true
 	case st.Signal == int(unix.SIGSTOP) && isOurs(&info) && r.dog.stopSent.CompareAndSwap(int64(t.tid), 0):
-		return nil, true // the watchdog's SIGSTOP for a thread blocking its signal
+		// The watchdog's SIGSTOP for a thread blocking its signal.
+		r.dog.fired.CompareAndSwap(int64(t.tid), 0)
+		return nil, true
 	case !synchronous(&info):
 		if saved, ok := t.reraised[st.Signal]; ok {
 			delete(t.reraised, st.Signal)
@@ -288,6 +292,15 @@ func (r *recorder) branchTargets(t *task) func(pc uint64) bool {
 // words touched most recently, SSE state and a memory checksum.
 func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words map[uint64]int, step int, start time.Time) error {
 	ev := &trace.Event{Kind: trace.KindSched, Tid: int32(t.tid), Regs: regs, Flags: uint64(siteLen | hint), Result: int64(t.sc)}
+	// The bytes the identity leaves out: other threads' in-flight output
+	// buffers and the dead stack (see deadStack).
+	maps, _ := tracee.Maps(t.tid)
+	skip, full := r.inFlightOutputs(t)
+	if full {
+		if d, ok := deadStack(maps, regs[ptrace.RSP], regs[ptrace.FSBASE]); ok {
+			skip = append(skip, d)
+		}
+	}
 	for len(words) > 0 && len(ev.Mem) < maxWords {
 		best, bestStep := uint64(0), -1
 		for w, s := range words {
@@ -296,6 +309,14 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 			}
 		}
 		delete(words, best)
+		if inSpans(skip, best, 8) {
+			// Touched in a callee's frame, now below the red zone, or
+			// in a buffer the kernel may still write: left out like
+			// the checksum leaves it out (the pad compares words
+			// natively, so a word that differs in replay would hide
+			// the point for good).
+			continue
+		}
 		buf := make([]byte, 8)
 		if t.mem.ReadMem(best, buf) == nil {
 			ev.Mem = append(ev.Mem, trace.MemWrite{Addr: best, Data: buf})
@@ -307,12 +328,7 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 		ev.XState = xs
 	}
 	t0 := time.Now()
-	maps, _ := tracee.Maps(t.tid)
-	skip, full := r.inFlightOutputs(t)
 	if full {
-		if d, ok := deadStack(maps, regs[ptrace.RSP], regs[ptrace.FSBASE]); ok {
-			skip = append(skip, d)
-		}
 		var sums []asyncpoint.PageSum
 		sum, err := tracee.ChecksumPages(t.tid, t.mem, 0, 0, skip, true, func(pa uint64, c uint32) {
 			sums = append(sums, asyncpoint.PageSum{Addr: pa, Sum: uint16(c)})
@@ -389,6 +405,16 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 	t.pendingSig = 0
 	r.points++
 	return nil
+}
+
+// inSpans tells whether [addr, addr+n) overlaps one of spans.
+func inSpans(spans []trace.Span, addr, n uint64) bool {
+	for _, s := range spans {
+		if addr < s.Addr+s.Len && s.Addr < addr+n {
+			return true
+		}
+	}
+	return false
 }
 
 // redZone is the x86-64 ABI's red zone: the bytes below rsp a function

@@ -53,3 +53,17 @@ func TestDeadStack(t *testing.T) {
 		}
 	}
 }
+
+// Identity words in the bytes a point leaves out (the dead stack, other
+// threads' in-flight buffers) are left out too.
+func TestInSpans(t *testing.T) {
+	spans := []trace.Span{{Addr: 0x1000, Len: 0x100}}
+	for _, c := range []struct {
+		addr uint64
+		want bool
+	}{{0xff8, false}, {0xffc, true}, {0x1000, true}, {0x10f8, true}, {0x10fc, true}, {0x1100, false}} {
+		if got := inSpans(spans, c.addr, 8); got != c.want {
+			t.Errorf("inSpans(0x%x) = %v, want %v", c.addr, got, c.want)
+		}
+	}
+}

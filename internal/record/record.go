@@ -164,10 +164,13 @@ type recorder struct {
 	// noCpuidFaulting: ARCH_SET_CPUID failed at the first exec, so the
 	// CPU has no cpuid faulting (not asked again).
 	noCpuidFaulting bool
-	sites           map[string][]patch.Site // by captured file
-	cpuidFiles      map[string]cpuidFile    // constant cpuid sites by captured file (cpuidsites.go)
-	dog             watchdog
-	sharedFiles     map[uint64]string // inodes of files mapped by mmap: their last capture
+	// tscTrapped: PR_SET_TSC(PR_TSC_SIGSEGV) was set in the initial
+	// process, and so in all its descendants (exec.go).
+	tscTrapped  bool
+	sites       map[string][]patch.Site // by captured file
+	cpuidFiles  map[string]cpuidFile    // constant cpuid sites by captured file (cpuidsites.go)
+	dog         watchdog
+	sharedFiles map[uint64]string // inodes of files mapped by mmap: their last capture
 	// everShared holds the inodes ever mapped MAP_SHARED (mmap, shmat) in
 	// this recording: only they can be mapped shared by some process, so
 	// a file mapping of any other inode needs no scan of every process's

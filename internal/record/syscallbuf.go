@@ -80,10 +80,8 @@ func (r *recorder) setupBuf(t *task) error {
 			// tracee.PatchVDSO, go through the stub too.
 			code := make([]byte, m.End-m.Start)
 			if err := t.mem.ReadMem(m.Start, code); err == nil {
-				for _, w := range syscallbuf.Patch(syscallbuf.ScanMem(code), m.Start, 0, m.End-m.Start, &t.buf.next) {
-					if err := t.mem.WriteMem(w.Addr, w.Data); err != nil {
-						return fmt.Errorf("redirect a vDSO function at 0x%x: %w", w.Addr, err)
-					}
+				if err := t.mem.WriteCode(syscallbuf.Patch(syscallbuf.ScanMem(code), m.Start, 0, m.End-m.Start, &t.buf.next)); err != nil {
+					return fmt.Errorf("redirect the vDSO's functions: %w", err)
 				}
 			}
 			continue
@@ -123,10 +121,8 @@ func (r *recorder) patchBufSites(t *task, rel string, start, off, n uint64) ([]t
 		r.since(phScan, t0)
 	}
 	writes := syscallbuf.Patch(sites, start, off, n, &t.buf.next)
-	for _, w := range writes {
-		if err := t.mem.WriteMem(w.Addr, w.Data); err != nil {
-			return nil, fmt.Errorf("redirect a syscall site at 0x%x: %w", w.Addr, err)
-		}
+	if err := t.mem.WriteCode(writes); err != nil {
+		return nil, fmt.Errorf("redirect the syscall sites of %s: %w", rel, err)
 	}
 	return writes, nil
 }

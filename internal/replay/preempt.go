@@ -127,20 +127,10 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 		// What the pad's pages show when the time is up (read through
 		// /proc, as this goroutine is not the tracer thread).
 		if f, err := os.Open(fmt.Sprintf("/proc/%d/mem", t.real)); err == nil {
-			pg := make([]byte, 4096)
-			for _, m := range ev.Mem {
-				if len(m.Data) != 4096 {
-					continue
-				}
-				if _, err := f.ReadAt(pg, int64(m.Addr)); err == nil {
-					for o := 0; o < 4096; o += 8 {
-						if !bytes.Equal(pg[o:o+8], m.Data[o:o+8]) {
-							pageDiffs = append(pageDiffs, fmt.Sprintf("at the end of the time box, memory at 0x%x: recorded %x, replay %x", m.Addr+uint64(o), m.Data[o:o+8], pg[o:o+8]))
-							break
-						}
-					}
-				}
-			}
+			pageDiffs = recordedPageDiffs(ev, "at the end of the time box", 1, func(addr uint64, b []byte) error {
+				_, err := f.ReadAt(b, int64(addr))
+				return err
+			})
 			f.Close()
 		}
 		timedOut.Store(true)
@@ -165,10 +155,52 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 		} else if errors.As(err, &de) {
 			de.What = fmt.Sprintf("thread did not reach its preemption point at 0x%x (%d arrivals there were not it): %s", ps.site, ps.arrivals, de.What)
 			de.Diffs = append(de.Diffs, ps.lastDiffs...)
+			if ps.arrivals == 0 && !t.gone {
+				// Nothing passed the pad: what the recorded pages hold
+				// that the thread's memory does not, where it stopped
+				// (a difference that never went away, such as one in
+				// the frame's red zone, stands out).
+				de.Diffs = append(de.Diffs, recordedPageDiffs(ev, "where it stopped", 4, t.mem.ReadMem)...)
+			}
 		}
 		return err
 	}
 	return cleanup
+}
+
+// recordedPageDiffs compares the whole pages a point recorded (ev.Mem
+// entries of 4096 bytes) with memory as read, and describes up to max
+// differing words of each page, skipping the bytes the point leaves out
+// (ev.Skip).
+func recordedPageDiffs(ev *trace.Event, when string, max int, read func(addr uint64, b []byte) error) []string {
+	var out []string
+	pg := make([]byte, 4096)
+	for _, m := range ev.Mem {
+		if len(m.Data) != 4096 || read(m.Addr, pg) != nil {
+			continue
+		}
+		n := 0
+		for o := 0; o < 4096 && n < max; o += 8 {
+			a := m.Addr + uint64(o)
+			if bytes.Equal(pg[o:o+8], m.Data[o:o+8]) || skipped(ev.Skip, a) {
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s, memory at 0x%x: recorded %x, replay %x", when, a, m.Data[o:o+8], pg[o:o+8]))
+			n++
+		}
+	}
+	return out
+}
+
+// skipped tells whether the word at a lies in one of the spans a point
+// leaves out.
+func skipped(spans []trace.Span, a uint64) bool {
+	for _, s := range spans {
+		if a+8 > s.Addr && a < s.Addr+s.Len {
+			return true
+		}
+	}
+	return false
 }
 
 // logf writes to the replay's verbose log.

@@ -4,12 +4,16 @@
 package tracee
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 // Mem accesses one address space.
@@ -94,6 +98,69 @@ func (m *Mem) WriteMem(addr uint64, data []byte) error {
 		}
 		data = data[n:]
 		addr += uint64(n)
+	}
+	return nil
+}
+
+// WriteAll makes the writes ws (which must not overlap), merging those
+// that are adjacent in memory into one write each: the trampolines a
+// patch writes side by side cost one system call instead of one each.
+func (m *Mem) WriteAll(ws []trace.MemWrite) error {
+	sorted := slices.Clone(ws)
+	slices.SortFunc(sorted, func(a, b trace.MemWrite) int { return cmp.Compare(a.Addr, b.Addr) })
+	var run []byte
+	for i := 0; i < len(sorted); {
+		at := sorted[i].Addr
+		run = append(run[:0], sorted[i].Data...)
+		j := i + 1
+		for ; j < len(sorted) && sorted[j].Addr == at+uint64(len(run)); j++ {
+			run = append(run, sorted[j].Data...)
+		}
+		if err := m.WriteMem(at, run); err != nil {
+			return err
+		}
+		i = j
+	}
+	return nil
+}
+
+// WriteCode makes the writes ws (which must not overlap) into code that
+// no thread of the tracee writes (the patches of executable mappings):
+// writes less than a page apart are made together, by reading the bytes
+// between them and writing the whole span at once, so that the int3s
+// and jumps planted over a library cost a few system calls, not one
+// each.
+func (m *Mem) WriteCode(ws []trace.MemWrite) error {
+	sorted := slices.Clone(ws)
+	slices.SortFunc(sorted, func(a, b trace.MemWrite) int { return cmp.Compare(a.Addr, b.Addr) })
+	const maxGap, maxSpan = 4096, 256 << 10
+	var span []byte
+	for i := 0; i < len(sorted); {
+		at, end := sorted[i].Addr, sorted[i].Addr+uint64(len(sorted[i].Data))
+		j := i + 1
+		for ; j < len(sorted) && sorted[j].Addr >= end && sorted[j].Addr-end <= maxGap && sorted[j].Addr+uint64(len(sorted[j].Data))-at <= maxSpan; j++ {
+			end = sorted[j].Addr + uint64(len(sorted[j].Data))
+		}
+		if j-i < 3 {
+			for _, w := range sorted[i:j] {
+				if err := m.WriteMem(w.Addr, w.Data); err != nil {
+					return err
+				}
+			}
+			i = j
+			continue
+		}
+		span = slices.Grow(span[:0], int(end-at))[:end-at]
+		if err := m.ReadMem(at, span); err != nil {
+			return err
+		}
+		for _, w := range sorted[i:j] {
+			copy(span[w.Addr-at:], w.Data)
+		}
+		if err := m.WriteMem(at, span); err != nil {
+			return err
+		}
+		i = j
 	}
 	return nil
 }

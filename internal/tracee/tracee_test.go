@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 func TestStubELF(t *testing.T) {
@@ -76,5 +78,61 @@ func TestMemSelfChild(t *testing.T) {
 	}
 	if n := m.ReadPartial(0, buf); n != 0 {
 		t.Fatalf("read of page 0 returned %d bytes", n)
+	}
+}
+
+// WriteAll makes every write, adjacent ones merged, whatever their order.
+func TestWriteAllSelf(t *testing.T) {
+	m, err := OpenMem(os.Getpid())
+	if err != nil {
+		t.Skip(err)
+	}
+	defer m.Close()
+	buf := make([]byte, 32)
+	base := addrOf(buf)
+	ws := []trace.MemWrite{
+		{Addr: base + 4, Data: []byte{3, 4}},
+		{Addr: base + 20, Data: []byte{9}},
+		{Addr: base + 2, Data: []byte{1, 2}},
+		{Addr: base + 6, Data: []byte{5}},
+	}
+	if err := m.WriteAll(ws); err != nil {
+		t.Fatal(err)
+	}
+	want := make([]byte, 32)
+	copy(want[2:], []byte{1, 2, 3, 4, 5})
+	want[20] = 9
+	if !bytes.Equal(buf, want) {
+		t.Fatalf("memory % x, want % x", buf, want)
+	}
+	if ws[0].Addr != base+4 {
+		t.Fatal("WriteAll reordered its argument")
+	}
+}
+
+// WriteCode merges near writes through one read-modify-write and keeps
+// the bytes between them.
+func TestWriteCodeSelf(t *testing.T) {
+	m, err := OpenMem(os.Getpid())
+	if err != nil {
+		t.Skip(err)
+	}
+	defer m.Close()
+	buf := make([]byte, 3*4096)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	want := append([]byte(nil), buf...)
+	base := addrOf(buf)
+	var ws []trace.MemWrite
+	for _, off := range []uint64{100, 7, 2000, 5000, 3*4096 - 1} {
+		ws = append(ws, trace.MemWrite{Addr: base + off, Data: []byte{0xcc}})
+		want[off] = 0xcc
+	}
+	if err := m.WriteCode(ws); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(buf, want) {
+		t.Fatal("memory differs after WriteCode")
 	}
 }
