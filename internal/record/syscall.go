@@ -270,6 +270,14 @@ func (r *recorder) onExit(t *task) error {
 	if err := r.ptraceExitFix(t, &regs); err != nil {
 		return err
 	}
+	if r.filterOn && !t.ownFilter && t.sysno == unix.SYS_PRCTL && t.entry[ptrace.RDI] == unix.PR_GET_SECCOMP && int64(regs[ptrace.RAX]) == 2 {
+		// Only the syscall buffer's own filter is installed: the program
+		// sees no filter, as without the buffer (rr does the same).
+		regs[ptrace.RAX] = 0
+		if err := t.thread().SetRegs(&regs); err != nil {
+			return r.lost(t, err)
+		}
+	}
 	ret := int64(regs[ptrace.RAX])
 	if linux.Lookup(t.sysno) == nil && ret != -int64(unix.ENOSYS) {
 		return &UnsupportedError{Tid: t.tid, Name: linux.Name(t.sysno), Reason: linux.Unknown(t.sysno, ret)}
