@@ -141,7 +141,7 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	t.atEntry, t.executing, t.entry = true, exe, regs
 	t.lastEntry = rp.n
 	t.inCall = true
-	t.rewritten, t.fileMap = false, nil
+	t.rewritten, t.fileMap, t.mappedFile = false, nil, false
 	if exe && nr == unix.SYS_SET_TID_ADDRESS {
 		t.clearTid = a[0]
 	}
@@ -167,8 +167,24 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		}
 		prot := a[2]
 		if fileBacked(out) {
-			// A readable placeholder, replaced by the file at the exit.
 			m := out.Maps[0]
+			path, oflag, err := rp.mapTarget(&m)
+			if err != nil {
+				return err
+			}
+			fd, ok := rp.openedIn(t, path, oflag)
+			if !ok {
+				if fd, ok, err = rp.openAtEntry(t, path, oflag); err != nil {
+					return err
+				}
+			}
+			if ok {
+				// The call maps the file itself, where it was recorded.
+				ptrace.SetSyscallArgs(&r, [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot), mapFlags(&m), uint64(fd), m.Offset})
+				t.rewritten, t.mappedFile = true, true
+				break
+			}
+			// A readable placeholder, replaced by the file at the exit.
 			t.fileMap = &m
 			prot, flags = unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE
 		} else if len(out.Maps) > 0 || len(out.Mem) > 0 {
@@ -428,13 +444,13 @@ func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
 			return fmt.Errorf("event %d: %w", rp.n, err)
 		}
 	}
-	if nr == unix.SYS_MMAP && (t.fileMap != nil || len(ev.Mem) > 0) {
+	if nr == unix.SYS_MMAP && !t.mappedFile && (t.fileMap != nil || len(ev.Mem) > 0) {
 		sc := r[ptrace.RIP] - 2
 		if _, err := tracee.MustInject(t.real, sc, unix.SYS_MPROTECT, uint64(ev.Result), t.entry[ptrace.RSI], t.entry[ptrace.RDX]); err != nil {
 			return err
 		}
 	}
-	t.fileMap = nil
+	t.fileMap, t.mappedFile = nil, false
 	return nil
 }
 

@@ -59,6 +59,7 @@ func (rp *replayer) exec(ev *trace.Event) error {
 	rp.tasks[t.rec] = t
 	t.atEntry, t.executing, t.inCall = false, false, false
 	t.clearTid = 0 // exec forgets it
+	t.pid = 0
 	return rp.rebuild(ev, t)
 }
 
@@ -72,34 +73,34 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	for _, m := range ev.Maps {
 		want = append(want, tracee.Map{Start: m.Start, End: m.End})
 	}
-	scratch := tracee.FindGap(pageSize, cur, want)
-	inj := func(sc uint64, nr int, args ...uint64) error {
-		_, err := tracee.MustInject(t.real, sc, nr, args...)
-		return err
-	}
-	if err := inj(tracee.StubEntry, unix.SYS_MMAP, scratch, pageSize, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC,
+	// The scratch page holds the code of the injected batches: the first
+	// unmaps the stub and maps the recorded mappings (writable, to be
+	// filled), the second protects them as recorded and sets the
+	// process's state, each without a stop per call.
+	scratchLen := pageUp(tracee.BatchSize(2*len(ev.Maps)+len(cur)+8) + 16)
+	scratch := tracee.FindGap(scratchLen, cur, want)
+	if _, err := tracee.MustInject(t.real, tracee.StubEntry, unix.SYS_MMAP, scratch, scratchLen, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uint64(0), 0); err != nil {
 		return fmt.Errorf("replay exec: %w", err)
 	}
-	if err := t.mem.WriteMem(scratch, []byte{0x0f, 0x05, 0xcc, 0xcc}); err != nil {
-		return err
-	}
+	var calls []tracee.Call
 	for _, m := range cur {
 		if m.Name == "[vsyscall]" {
 			continue
 		}
-		if err := inj(scratch, unix.SYS_MUNMAP, m.Start, m.Size()); err != nil {
-			return fmt.Errorf("replay exec: unmap %s: %w", m.Name, err)
-		}
+		calls = append(calls, tracee.Call{Nr: unix.SYS_MUNMAP, Args: [6]uint64{m.Start, m.Size()}})
 	}
 	for _, m := range ev.Maps {
 		flags := uint64(m.Flags&(unix.MAP_SHARED|unix.MAP_PRIVATE)) | unix.MAP_FIXED | unix.MAP_ANONYMOUS
 		if m.Name == "[stack]" {
 			flags |= unix.MAP_GROWSDOWN
 		}
-		if err := inj(scratch, unix.SYS_MMAP, m.Start, m.End-m.Start, unix.PROT_READ|unix.PROT_WRITE, flags, ^uint64(0), 0); err != nil {
-			return fmt.Errorf("replay exec: map %s at 0x%x: %w", m.Name, m.Start, err)
-		}
+		calls = append(calls, tracee.Call{Nr: unix.SYS_MMAP, Args: [6]uint64{m.Start, m.End - m.Start, unix.PROT_READ | unix.PROT_WRITE, flags, ^uint64(0), 0}})
+	}
+	if err := tracee.MustInjectBatch(t.real, t.mem, scratch, calls); err != nil {
+		return fmt.Errorf("replay exec: rebuild the recorded mappings: %w", err)
+	}
+	for _, m := range ev.Maps {
 		if m.File != "" {
 			if err := rp.fillFromFile(t, &m); err != nil {
 				return err
@@ -111,27 +112,31 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 			return fmt.Errorf("replay exec: %w", err)
 		}
 	}
+	calls = calls[:0]
 	for _, m := range ev.Maps {
 		if m.Prot != unix.PROT_READ|unix.PROT_WRITE {
-			if err := inj(scratch, unix.SYS_MPROTECT, m.Start, m.End-m.Start, uint64(m.Prot)); err != nil {
-				return fmt.Errorf("replay exec: protect %s: %w", m.Name, err)
-			}
+			calls = append(calls, tracee.Call{Nr: unix.SYS_MPROTECT, Args: [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot)}})
 		}
 	}
-	if err := inj(scratch, unix.SYS_PRCTL, unix.PR_SET_TSC, unix.PR_TSC_SIGSEGV); err != nil {
+	// No core files from replayed crashes: RLIMIT_CORE 0 (the limit is
+	// read from the zeroed end of the scratch mapping).
+	calls = append(calls,
+		tracee.Call{Nr: unix.SYS_PRCTL, Args: [6]uint64{unix.PR_SET_TSC, unix.PR_TSC_SIGSEGV}},
+		tracee.Call{Nr: unix.SYS_PRLIMIT64, Args: [6]uint64{0, unix.RLIMIT_CORE, scratch + scratchLen - 16, 0}},
+		tracee.Call{Nr: unix.SYS_ARCH_PRCTL, Args: [6]uint64{0x1012, 0}}) // ARCH_SET_CPUID: may fail (no CPUID faulting)
+	res, err := tracee.InjectBatch(t.real, t.mem, scratch, calls)
+	if err != nil {
+		return fmt.Errorf("replay exec: %w", err)
+	}
+	for i, ret := range res[:len(res)-1] {
+		if ret < 0 && ret > -4096 {
+			return fmt.Errorf("replay exec: injected syscall %d (args %#x) failed: %w", calls[i].Nr, calls[i].Args, unix.Errno(-ret))
+		}
+	}
+	if err := t.mem.WriteMem(scratch, []byte{0x0f, 0x05}); err != nil {
 		return err
 	}
-	if _, _, err := tracee.Inject(t.real, scratch, unix.SYS_ARCH_PRCTL, 0x1012, 0); err != nil {
-		return err
-	}
-	// No core files from replayed crashes.
-	if err := t.mem.WriteMem(scratch+16, make([]byte, 16)); err != nil {
-		return err
-	}
-	if err := inj(scratch, unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, scratch+16, 0); err != nil {
-		return err
-	}
-	if err := inj(scratch, unix.SYS_MUNMAP, scratch, pageSize); err != nil {
+	if _, err := tracee.MustInject(t.real, scratch, unix.SYS_MUNMAP, scratch, scratchLen); err != nil {
 		return err
 	}
 	regs := *ev.Regs
