@@ -76,8 +76,8 @@ type rtask struct {
 	execStub   bool
 	rewritten  bool
 	fileMap    *trace.Mapping
-	mappedFile bool // the executed mmap maps its file itself (prepare)
-	pid        int  // tgid, once read (0: not yet)
+	mappedFile bool   // the executed mmap maps its file itself (prepare)
+	pid        int    // tgid, once read (0: not yet)
 	stepPushf  uint64 // single-stepping a pushf: the address after it (clear the trap flag it pushes)
 	stepped    bool   // a single step of ours is under way
 	stepAgain  bool   // a real signal passed over interrupted that step (passOver)
