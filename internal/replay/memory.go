@@ -60,7 +60,7 @@ func (rp *replayer) mapTarget(m *trace.Mapping) (string, uint64, error) {
 			oflag = unix.O_RDWR
 		}
 	}
-	return path, oflag, nil
+	return rp.realPath(path), oflag, nil
 }
 
 // mapFlags are the mmap flags that map m's file at its recorded place.
@@ -113,7 +113,27 @@ func (rp *replayer) openedIn(t *rtask, path string, oflag uint64) (int64, bool) 
 		return 0, false
 	}
 	link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
-	return fd, link == path
+	return fd, link == rp.realPath(path)
+}
+
+// realPath is path as the kernel names the file it opens (absolute,
+// without symbolic links), cached.
+func (rp *replayer) realPath(path string) string {
+	if p, ok := rp.realPaths[path]; ok {
+		return p
+	}
+	real := path
+	if abs, err := filepath.Abs(path); err == nil {
+		real = abs
+		if p, err := filepath.EvalSymlinks(abs); err == nil {
+			real = p
+		}
+	}
+	if rp.realPaths == nil {
+		rp.realPaths = map[string]string{}
+	}
+	rp.realPaths[path] = real
+	return real
 }
 
 // keepFd remembers that t's process has path open (with oflag) as fd.

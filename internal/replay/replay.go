@@ -140,6 +140,9 @@ type replayer struct {
 	emu    map[string]string
 	emuDir string
 	emuFds map[string]int64 // "tgid:flags:path": descriptor open in the tracee
+	// realPaths: the absolute, symlink-free names of the files replay
+	// maps (what /proc/PID/fd shows of their descriptors).
+	realPaths map[string]string
 	// takenAtDeath: the output of the recorded ends of calls of tasks an
 	// execve killed, taken at their deaths (diesInExec).
 	takenAtDeath map[*trace.Event][]byte

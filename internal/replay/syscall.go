@@ -439,9 +439,14 @@ func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
 			return err
 		}
 	}
-	for _, m := range ev.Mem {
-		if err := t.mem.WriteMem(m.Addr, m.Data); err != nil {
-			return fmt.Errorf("event %d: %w", rp.n, err)
+	// A private file mapping's recorded patches (int3s, jumps and
+	// trampolines, a few hundred over libc) are made in few writes, as
+	// the recorder made them; anything else one write each.
+	if !t.mappedFile || t.entry[ptrace.R10]&unix.MAP_SHARED != 0 || t.mem.WriteCode(ev.Mem) != nil {
+		for _, m := range ev.Mem {
+			if err := t.mem.WriteMem(m.Addr, m.Data); err != nil {
+				return fmt.Errorf("event %d: %w", rp.n, err)
+			}
 		}
 	}
 	if nr == unix.SYS_MMAP && !t.mappedFile && (t.fileMap != nil || len(ev.Mem) > 0) {
