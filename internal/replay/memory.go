@@ -2,6 +2,7 @@ package replay
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -99,21 +100,47 @@ func (t *rtask) tgid() int {
 	return t.pid
 }
 
-// fdKey names a descriptor of path opened with oflag in process pid.
-func fdKey(pid int, oflag uint64, path string) string {
-	return fmt.Sprintf("%d:%d:%s", pid, oflag, path)
+// fdKey names a descriptor of path opened with oflag (in a process).
+func fdKey(oflag uint64, path string) string {
+	return strconv.FormatUint(oflag, 10) + ":" + path
 }
 
 // openedIn returns the descriptor of path (opened with oflag) that
 // t's process has already, if it still has it.
 func (rp *replayer) openedIn(t *rtask, path string, oflag uint64) (int64, bool) {
 	pid := t.tgid()
-	fd, ok := rp.emuFds[fdKey(pid, oflag, path)]
+	fd, ok := rp.emuFds[pid][fdKey(oflag, path)]
 	if !ok {
 		return 0, false
 	}
 	link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
 	return fd, link == rp.realPath(path)
+}
+
+// maxInherited bounds the descriptors of mapped files that a process
+// passes on through execve: beyond it they are opened O_CLOEXEC.
+const maxInherited = 32
+
+// cloexec is the O_CLOEXEC flag to open a mapped file with in t's
+// process: none for its first maxInherited files, so that its
+// descendants, after fork and after execve (replay's own descriptors
+// are the only real ones a tracee has; the program's are emulated),
+// map libc and the like without opening them again.
+func (rp *replayer) cloexec(t *rtask) uint64 {
+	if len(rp.emuFds[t.tgid()]) >= maxInherited {
+		return unix.O_CLOEXEC
+	}
+	return 0
+}
+
+// inheritFds gives the new process child the descriptors its parent
+// t's process had open (the kernel copied or shares its table).
+func (rp *replayer) inheritFds(t, child *rtask) {
+	fds := rp.emuFds[t.tgid()]
+	if len(fds) == 0 {
+		return
+	}
+	rp.emuFds[child.tgid()] = maps.Clone(fds)
 }
 
 // realPath is path as the kernel names the file it opens (absolute,
@@ -138,19 +165,23 @@ func (rp *replayer) realPath(path string) string {
 
 // keepFd remembers that t's process has path open (with oflag) as fd.
 func (rp *replayer) keepFd(t *rtask, path string, oflag uint64, fd int64) {
+	pid := t.tgid()
 	if rp.emuFds == nil {
-		rp.emuFds = map[string]int64{}
+		rp.emuFds = map[int]map[string]int64{}
 	}
-	rp.emuFds[fdKey(t.tgid(), oflag, path)] = fd
+	if rp.emuFds[pid] == nil {
+		rp.emuFds[pid] = map[string]int64{}
+	}
+	rp.emuFds[pid][fdKey(oflag, path)] = fd
 }
 
 // openIn returns a descriptor of path (opened with oflag) in t's
 // process, opening it through the placeholder mapping m and the syscall
-// instruction at sc the first time. The descriptor stays open (with
-// O_CLOEXEC; the program's own descriptors are emulated, so it sees none
-// of this), so that later mappings of the file use the same open file and
-// the kernel merges adjacent ones as it did in the recording (an mremap
-// across them then works).
+// instruction at sc the first time. The descriptor stays open (the
+// program's own descriptors are emulated, so it sees none of this), so
+// that later mappings of the file use the same open file and the kernel
+// merges adjacent ones as it did in the recording (an mremap across them
+// then works); the first few also stay open through execve (cloexec).
 func (rp *replayer) openIn(t *rtask, sc uint64, m *trace.Mapping, path string, oflag uint64) (int64, error) {
 	if fd, ok := rp.openedIn(t, path, oflag); ok {
 		return fd, nil
@@ -162,7 +193,7 @@ func (rp *replayer) openIn(t *rtask, sc uint64, m *trace.Mapping, path string, o
 		return 0, fmt.Errorf("event %d: %w", rp.n, err)
 	}
 	atFdcwd := int64(unix.AT_FDCWD)
-	fd, err := tracee.MustInject(t.real, sc, unix.SYS_OPENAT, uint64(atFdcwd), m.Start, oflag|unix.O_CLOEXEC)
+	fd, err := tracee.MustInject(t.real, sc, unix.SYS_OPENAT, uint64(atFdcwd), m.Start, oflag|rp.cloexec(t))
 	if err != nil {
 		return 0, fmt.Errorf("event %d: open %s in the tracee: %w", rp.n, path, err)
 	}
@@ -206,7 +237,7 @@ func (rp *replayer) openAtEntry(t *rtask, path string, oflag uint64) (fd int64, 
 	r := regs
 	r[ptrace.ORIGRAX] = unix.SYS_OPENAT
 	atFdcwd := int64(unix.AT_FDCWD)
-	ptrace.SetSyscallArgs(&r, [6]uint64{uint64(atFdcwd), addr, oflag | unix.O_CLOEXEC, 0, 0, 0})
+	ptrace.SetSyscallArgs(&r, [6]uint64{uint64(atFdcwd), addr, oflag | rp.cloexec(t), 0, 0, 0})
 	if err := th.SetRegs(&r); err != nil {
 		return 0, false, err
 	}

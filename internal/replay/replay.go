@@ -139,7 +139,7 @@ type replayer struct {
 	// (memory.go), in emuDir.
 	emu    map[string]string
 	emuDir string
-	emuFds map[string]int64 // "tgid:flags:path": descriptor open in the tracee
+	emuFds map[int]map[string]int64 // tgid -> "flags:path" -> descriptor open in that process
 	// realPaths: the absolute, symlink-free names of the files replay
 	// maps (what /proc/PID/fd shows of their descriptors).
 	realPaths map[string]string

@@ -195,6 +195,9 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 	if child.mem, err = tracee.OpenMem(child.real); err != nil {
 		return err
 	}
+	if ev.Flags&unix.CLONE_THREAD == 0 {
+		rp.inheritFds(t, child)
+	}
 	for _, m := range ev.Mem {
 		if err := child.mem.WriteMem(m.Addr, m.Data); err != nil {
 			return err
