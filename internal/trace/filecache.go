@@ -164,8 +164,12 @@ func (c *fileCache) add(k fileKey, src *os.File, path string, d FileDigest) erro
 		return nil
 	}
 	var fs unix.Statfs_t
-	if unix.Fstatfs(int(src.Fd()), &fs) != nil || fs.Type == unix.TMPFS_MAGIC {
-		return nil // memfds and tmpfs files: written through mappings, and short-lived
+	if unix.Fstatfs(int(src.Fd()), &fs) != nil {
+		return nil
+	}
+	switch fs.Type {
+	case unix.TMPFS_MAGIC, unix.HUGETLBFS_MAGIC, unix.RAMFS_MAGIC:
+		return nil // memfds, shared memory: written through mappings, and short-lived
 	}
 	var st unix.Stat_t
 	if err := unix.Lstat(path, &st); err != nil {
