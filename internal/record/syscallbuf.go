@@ -313,3 +313,13 @@ func (r *recorder) stubInterrupted(t *task, regs *trace.Regs) error {
 	}
 	return r.resumeUser(t)
 }
+
+// vsysCaller is the return address of a call into the vsyscall page
+// (0 if it cannot be read).
+func (r *recorder) vsysCaller(t *task, regs *trace.Regs) uint64 {
+	ret, err := t.mem.ReadU64(regs[ptrace.RSP])
+	if err != nil {
+		return 0
+	}
+	return ret
+}
