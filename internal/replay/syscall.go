@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -482,21 +481,6 @@ func (rp *replayer) diesInExec(o *rtask) {
 		rp.takenAtDeath = map[*trace.Event][]byte{}
 	}
 	rp.takenAtDeath[ev] = out.Bytes()
-}
-
-// fillFromFile copies a mapping's file content from its captured copy.
-func (rp *replayer) fillFromFile(t *rtask, m *trace.Mapping) error {
-	f, err := os.Open(rp.opts.Reader.Path(m.File))
-	if err != nil {
-		return fmt.Errorf("event %d: captured file for %s: %w", rp.n, m.Name, err)
-	}
-	defer f.Close()
-	buf := make([]byte, m.End-m.Start)
-	n, _ := f.ReadAt(buf, int64(m.Offset))
-	if n == 0 {
-		return nil
-	}
-	return t.mem.WriteMem(m.Start, buf[:n])
 }
 
 // echoWriter is where the output of write event ev goes (nil: nowhere).

@@ -89,6 +89,10 @@ func RegsOf(tid int) (trace.Regs, error) { return ptrace.NewThread(tid).GetRegs(
 type Call struct {
 	Nr   int
 	Args [6]uint64
+	// FdOf, when not 0, is 1 + the index of an earlier call of the batch
+	// whose result is this call's fifth argument (r8: mmap's descriptor)
+	// instead of Args[4].
+	FdOf int
 }
 
 // callCode is the size of one call's code in a batch: mov eax, nr; six
@@ -117,9 +121,20 @@ func InjectBatch(tid int, mem *Mem, code uint64, calls []Call) ([]int64, error) 
 	argOps := [6][2]byte{{0x48, 0xbf}, {0x48, 0xbe}, {0x48, 0xba}, {0x49, 0xba}, {0x49, 0xb8}, {0x49, 0xb9}}
 	p := buf[:0]
 	for i, c := range calls {
+		if c.FdOf < 0 || c.FdOf > i {
+			return nil, fmt.Errorf("inject a batch into tid %d: call %d takes the result of call %d", tid, i, c.FdOf-1)
+		}
 		p = append(p, 0xb8)
 		p = binary.LittleEndian.AppendUint32(p, uint32(c.Nr))
 		for j, op := range argOps {
+			if j == 4 && c.FdOf > 0 {
+				// mov r8, [rip+disp32]; nop (the slot's 10 bytes)
+				p = append(p, 0x4c, 0x8b, 0x05)
+				next := uint64(len(p) + 4)
+				p = binary.LittleEndian.AppendUint32(p, uint32(results+uint64(8*(c.FdOf-1))-next))
+				p = append(p, 0x0f, 0x1f, 0x00)
+				continue
+			}
 			p = append(p, op[0], op[1])
 			p = binary.LittleEndian.AppendUint64(p, c.Args[j])
 		}
