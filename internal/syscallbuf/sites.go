@@ -85,12 +85,14 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		}
 		// Each candidate's function, from its start to the next one.
 		ends := map[int]int{}
+		isSym := map[int]bool{} // the start is a function symbol's
 		for c := range cands {
 			addr := s.Addr + uint64(c)
 			i := sort.Search(len(starts), func(i int) bool { return starts[i] > addr }) - 1
 			b, e := 0, len(data)
 			if i >= 0 && starts[i] >= s.Addr {
 				b = int(starts[i] - s.Addr)
+				isSym[b] = true
 			}
 			if i+1 < len(starts) && starts[i+1] < s.Addr+uint64(len(data)) {
 				e = int(starts[i+1] - s.Addr)
@@ -99,7 +101,7 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		}
 		found := map[int]found{} // syscall offset -> number, displaced bytes
 		for b, e := range ends {
-			decodeSites(data, b, e, cands, found)
+			decodeSites(data, b, e, isSym[b], cands, found)
 		}
 		offs := make([]int, 0, len(found))
 		for c := range found {
@@ -125,11 +127,17 @@ type found struct{ nr, disp int }
 
 // decodeSites decodes the function [start, end), noting each candidate
 // that is a real syscall instruction preceded by an instruction that sets
-// eax to a buffered number (or copies it from rdi) and followed by
+// eax to a buffered number (or copies it from rdi, or loads it from the
+// stack: Go's ABI0 syscall stubs), or that uses the number its caller
+// left in rax (sym: start is a function symbol's, and nothing before the
+// syscall writes rax; Go's register-ABI Syscall6), and followed by
 // instructions that can be displaced, unless a branch in the function
 // lands inside the replaced bytes.
-func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]found) {
+func decodeSites(data []byte, start, end int, sym bool, cands map[int]bool, out map[int]found) {
 	prevNr := -1
+	if sym {
+		prevNr = DynNr
+	}
 	targets := map[int]bool{}
 	var got []int
 	for pc := start; pc < end && pc < len(data); {
@@ -159,6 +167,8 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]fo
 			prevNr = 0
 		case inst.Len == 3 && data[pc] == 0x48 && data[pc+1] == 0x89 && data[pc+2] == 0xf8: // mov %rdi, %rax
 			prevNr = DynNr
+		case inst.Op == x86asm.MOV && inst.Args[0] == x86asm.RAX && isStackSlot(inst.Args[1]): // mov N(%rsp), %rax
+			prevNr = DynNr
 		case inst.Op == x86asm.MOV && !targets[pc] && !writesRAX(inst):
 			// A move into another register keeps eax's number.
 		default:
@@ -181,21 +191,34 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]fo
 
 // displaced returns how many bytes of code (what follows a syscall
 // instruction) the trampoline can run in their place: whole instructions,
-// at least 5 bytes and at most maxDisp, that neither branch nor address
-// memory (so they run the same anywhere) and of which one sets the flags
-// before any reads them (the stub changes the flags a syscall keeps):
-// register moves, neg, cmp and test. 0 if there are none such.
+// at least 5 bytes and at most maxDisp, that do not branch and address
+// memory only relative to rsp (so they run the same anywhere: the
+// trampoline runs them with the site's rsp) and of which one sets the
+// flags before any reads them (the stub changes the flags a syscall
+// keeps): moves, neg, cmp and test; or moves ending with the function's
+// ret (the flags are dead after it: Go's `MOVL AX, ret+N(FP); RET`). 0
+// if there are none such.
 func displaced(code []byte) int {
 	n, setFlags := 0, false
-	for n < 5 {
+	for n < 5 || !setFlags {
 		inst, err := x86asm.Decode(code[n:], 64)
 		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
 			return 0
 		}
+		if inst.Op == x86asm.RET && inst.Args[0] == nil {
+			if n+inst.Len < 5 {
+				return 0
+			}
+			return n + inst.Len
+		}
 		for _, a := range inst.Args {
 			switch a.(type) {
-			case x86asm.Mem, x86asm.Rel:
+			case x86asm.Rel:
 				return 0
+			case x86asm.Mem:
+				if inst.Op != x86asm.MOV || !isStackSlot(a) {
+					return 0
+				}
 			}
 		}
 		switch inst.Op {
@@ -206,9 +229,6 @@ func displaced(code []byte) int {
 			return 0
 		}
 		n += inst.Len
-	}
-	if !setFlags {
-		return 0
 	}
 	return n
 }
@@ -231,6 +251,13 @@ func ScanMem(code []byte) []Site {
 		}
 	}
 	return out
+}
+
+// isStackSlot tells whether a is a memory operand addressed by rsp and a
+// displacement only (no segment, no index).
+func isStackSlot(a x86asm.Arg) bool {
+	m, ok := a.(x86asm.Mem)
+	return ok && m.Segment == 0 && m.Base == x86asm.RSP && m.Index == 0
 }
 
 func writesRAX(inst x86asm.Inst) bool {
