@@ -2,6 +2,7 @@ package syscallbuf
 
 import (
 	"debug/elf"
+	"debug/gosym"
 	"encoding/binary"
 	"io"
 	"sort"
@@ -62,6 +63,9 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 	}
 	defer f.Close()
 	starts := patch.FuncStarts(f)
+	if len(starts) == 0 {
+		starts = goFuncStarts(f)
+	}
 	var out []Site
 	for _, s := range f.Sections {
 		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
@@ -119,6 +123,30 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		}
 	}
 	return out, nil
+}
+
+// goFuncStarts returns the function entries a Go binary without a
+// symbol table (linked with -s) still lists in its .gopclntab, sorted;
+// nil if it has none.
+func goFuncStarts(f *elf.File) []uint64 {
+	pcln, text := f.Section(".gopclntab"), f.Section(".text")
+	if pcln == nil || text == nil {
+		return nil
+	}
+	data, err := pcln.Data()
+	if err != nil {
+		return nil
+	}
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+	if err != nil {
+		return nil
+	}
+	out := make([]uint64, 0, len(tab.Funcs))
+	for _, fn := range tab.Funcs {
+		out = append(out, fn.Entry)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }
 
 // found is a confirmed site: its number and how many bytes after the

@@ -112,6 +112,28 @@ func TestScanGo(t *testing.T) {
 		}
 	}
 	t.Logf("%d sites", len(sites))
+
+	// Linked without a symbol table (-s), the functions are found in
+	// .gopclntab: the same sites.
+	stripped := exe + "-s"
+	cmd = exec.CommandContext(ctx, goBin, "build", "-ldflags=-s", "-o", stripped, "main.go")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GO111MODULE=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build -ldflags=-s: %v\n%s", err, out)
+	}
+	g, err := os.Open(stripped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ssites, err := Scan(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ssites) != fmt.Sprint(sites) {
+		t.Errorf("stripped binary: sites %v, want %v", ssites, sites)
+	}
 }
 
 func TestDisplaced(t *testing.T) {
