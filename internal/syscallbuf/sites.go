@@ -22,12 +22,18 @@ import (
 // (glibc's syscall(2), Nr DynNr: the stub looks at the number it is
 // handed).
 //
+// With Pre set (musl's `__syscall_cp_c`, whose `syscall; ret` is too
+// short for the jump), the instructions just before the syscall are
+// displaced too, run first by the trampoline, and Off is the first one's
+// offset.
+//
 // With Ret set the site is a whole function `mov $nr, %eax; syscall;
 // ret` (glibc's getpid and the like, and the vDSO functions gorr
 // rewrites into that form), and Off is the mov's offset.
 type Site struct {
 	Off  uint64
 	Nr   int
+	Pre  []byte `json:",omitempty"`
 	Disp []byte
 	Ret  bool
 }
@@ -40,14 +46,18 @@ func (s *Site) Len() uint64 {
 	if s.Ret {
 		return siteLen
 	}
-	return 2 + uint64(len(s.Disp))
+	return uint64(len(s.Pre)) + 2 + uint64(len(s.Disp))
 }
 
 // siteLen is how many bytes a patched `mov; syscall; ret` site replaces.
 const siteLen = 8
 
-// maxDisp bounds the displaced instructions.
-const maxDisp = 16
+// maxDisp bounds the displaced instructions, maxPre those displaced
+// from before the syscall.
+const (
+	maxDisp = 16
+	maxPre  = 8
+)
 
 // trampLen is the space each trampoline takes: two 8-byte slots (the
 // trampoline's code address, the address to return to) and the code.
@@ -65,6 +75,14 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 	starts := patch.FuncStarts(f)
 	if len(starts) == 0 {
 		starts = goFuncStarts(f)
+	}
+	var syms []uint64 // every symbol's address, of any type
+	if ss, err := f.Symbols(); err == nil {
+		for _, y := range ss {
+			if y.Value != 0 {
+				syms = append(syms, y.Value)
+			}
+		}
 	}
 	var out []Site
 	for _, s := range f.Sections {
@@ -107,6 +125,24 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		for b, e := range ends {
 			decodeSites(data, b, e, isSym[b], cands, found)
 		}
+		// A symbol inside the replaced bytes is a label code may jump
+		// to or look for (musl's __cp_end, which its cancellation
+		// handler compares the interrupted pc with).
+		for _, v := range syms {
+			if v < s.Addr || v >= s.Addr+uint64(len(data)) {
+				continue
+			}
+			at := int(v - s.Addr)
+			for c, f := range found {
+				n := siteLen
+				if f.disp > 0 {
+					n = 2 + f.disp
+				}
+				if at > c-f.pre && at < c+n {
+					delete(found, c)
+				}
+			}
+		}
 		offs := make([]int, 0, len(found))
 		for c := range found {
 			offs = append(offs, c)
@@ -118,6 +154,13 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 			st := Site{Off: fo, Nr: f.nr, Ret: f.disp == 0}
 			if !st.Ret {
 				st.Disp = append([]byte(nil), data[c+2:c+2+f.disp]...)
+			}
+			if f.pre > 0 {
+				st.Off -= uint64(f.pre)
+				st.Pre = append([]byte(nil), data[c-f.pre:c]...)
+			}
+			if k := len(out) - 1; k >= 0 && out[k].Off+out[k].Len() > st.Off {
+				continue // overlaps the previous one (a `mov; syscall; ret` function's)
 			}
 			out = append(out, st)
 		}
@@ -149,9 +192,10 @@ func goFuncStarts(f *elf.File) []uint64 {
 	return out
 }
 
-// found is a confirmed site: its number and how many bytes after the
-// syscall instruction are displaced (0: a `mov; syscall; ret` function).
-type found struct{ nr, disp int }
+// found is a confirmed site: its number, how many bytes after the
+// syscall instruction are displaced (0: a `mov; syscall; ret` function)
+// and how many before it.
+type found struct{ nr, disp, pre int }
 
 // decodeSites decodes the function [start, end), noting each candidate
 // that is a real syscall instruction preceded by an instruction that sets
@@ -168,11 +212,13 @@ func decodeSites(data []byte, start, end int, sym bool, cands map[int]bool, out 
 	}
 	targets := map[int]bool{}
 	var got []int
+	var prev []int // the starts of the instructions since the last that cannot be displaced
 	for pc := start; pc < end && pc < len(data); {
 		inst, err := x86asm.Decode(data[pc:], 64)
 		if err != nil || inst.Len == 0 {
 			pc++
 			prevNr = -1
+			prev = prev[:0]
 			continue
 		}
 		if rel, ok := inst.Args[0].(x86asm.Rel); ok {
@@ -186,7 +232,25 @@ func decodeSites(data []byte, start, end int, sym bool, cands map[int]bool, out 
 			if n := displaced(data[pc+2 : min(len(data), end)]); n > 0 {
 				out[pc] = found{nr: prevNr, disp: n}
 				got = append(got, pc)
+			} else if n := retTail(data[pc+2 : min(len(data), end)]); n > 0 && sym {
+				// Too short: take the moves before the syscall too.
+				for i := len(prev) - 1; i >= 0; i-- {
+					pre := pc - prev[i]
+					if pre > maxPre {
+						break
+					}
+					if pre+2+n >= 7 {
+						out[pc] = found{nr: prevNr, disp: n, pre: pre}
+						got = append(got, pc)
+						break
+					}
+				}
 			}
+		}
+		if preMovable(inst) {
+			prev = append(prev, pc)
+		} else {
+			prev = prev[:0]
 		}
 		switch {
 		case inst.Len == 5 && data[pc] == 0xb8: // mov $imm32, %eax
@@ -209,12 +273,55 @@ func decodeSites(data []byte, start, end int, sym bool, cands map[int]bool, out 
 		if d := out[c].disp; d > 0 {
 			n = 2 + d
 		}
-		for k := 1; k < n; k++ {
+		for k := 1 - out[c].pre; k < n; k++ {
 			if targets[c+k] {
 				delete(out, c)
 			}
 		}
 	}
+}
+
+// preMovable tells whether inst can run in a trampoline before the
+// stub's call: a move that neither branches, addresses memory other than
+// through rsp, nor changes rsp.
+func preMovable(inst x86asm.Inst) bool {
+	if inst.Op != x86asm.MOV {
+		return false
+	}
+	for _, a := range inst.Args {
+		switch a := a.(type) {
+		case x86asm.Rel:
+			return false
+		case x86asm.Mem:
+			if !isStackSlot(a) {
+				return false
+			}
+		case x86asm.Reg:
+			if a == x86asm.RSP || a == x86asm.ESP || a == x86asm.SP {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// retTail returns the length of code that is moves (as displaced allows
+// them) ending with a plain ret, at most maxDisp bytes; 0 if it is not.
+func retTail(code []byte) int {
+	for n := 0; n < maxDisp; {
+		inst, err := x86asm.Decode(code[n:], 64)
+		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
+			return 0
+		}
+		if inst.Op == x86asm.RET && inst.Args[0] == nil {
+			return n + inst.Len
+		}
+		if !preMovable(inst) {
+			return 0
+		}
+		n += inst.Len
+	}
+	return 0
 }
 
 // displaced returns how many bytes of code (what follows a syscall
@@ -319,7 +426,7 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 		site := start + s.Off - off
 		t := *next
 		*next += trampLen
-		tr := Trampoline(t, site, s.Disp)
+		tr := Trampoline(t, site, s.Pre, s.Disp)
 		if s.Ret {
 			tr = RetTrampoline(t, s.Nr)
 		}
@@ -330,13 +437,16 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 }
 
 // Trampoline is the block at t for the site at site: the slots, then
-// code that steps over the red zone, calls the stub, steps back, runs
-// the displaced instructions disp and jumps back through the second slot. Libraries
-// lie far beyond a rel32 from Base, so both long jumps go through
-// absolute 32-bit slot addresses (Base is below 2 GiB).
-func Trampoline(t, site uint64, disp []byte) []byte {
+// code that runs the instructions displaced from before the syscall
+// (pre), steps over the red zone, calls the stub, steps back, runs the
+// displaced instructions disp and jumps back through the second slot
+// (unless disp returned). Libraries lie far beyond a rel32 from Base, so
+// both long jumps go through absolute 32-bit slot addresses (Base is
+// below 2 GiB).
+func Trampoline(t, site uint64, pre, disp []byte) []byte {
 	b := binary.LittleEndian.AppendUint64(nil, t+16)
-	b = binary.LittleEndian.AppendUint64(b, site+2+uint64(len(disp)))
+	b = binary.LittleEndian.AppendUint64(b, site+uint64(len(pre))+2+uint64(len(disp)))
+	b = append(b, pre...)
 	b = append(b, 0x48, 0x8d, 0x64, 0x24, 0x80) // lea -128(%rsp), %rsp
 	b = append(b, 0xe8)                         // call Entry
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))

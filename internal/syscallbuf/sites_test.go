@@ -169,7 +169,7 @@ func TestTrampoline(t *testing.T) {
 	cmp := [6]byte{0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff}
 	const site = 0x7f0000001000
 	const tr = TrampBase + 96
-	b := Trampoline(tr, site, cmp[:])
+	b := Trampoline(tr, site, nil, cmp[:])
 	if binary.LittleEndian.Uint64(b) != tr+16 || binary.LittleEndian.Uint64(b[8:]) != site+8 {
 		t.Fatalf("slots %x", b[:16])
 	}
@@ -234,5 +234,71 @@ func TestFilter(t *testing.T) {
 	}
 	if got := run(3, SyscallRet, 0x40000003); got != retTrace {
 		t.Errorf("i386: 0x%x", got)
+	}
+}
+
+// TestScanMusl scans static musl programs: __syscall_cp_c's `syscall;
+// ret` is a site with the moves before it displaced; with pthread_cancel
+// linked, __syscall_cp_asm is not (the cancellation handler compares the
+// interrupted pc with its labels: its number comes from `mov %rsi, %rax`,
+// not a shape taken, and its __cp_end label lies in the bytes a patch
+// would replace, which rules a site out too).
+func TestScanMusl(t *testing.T) {
+	cc, err := exec.LookPath("musl-gcc")
+	if err != nil {
+		t.Skip("no musl-gcc")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "m.c")
+	if err := os.WriteFile(src, []byte("#include <pthread.h>\n#include <unistd.h>\n"+
+		"static void *th(void *a) { char c; (void)a; for (;;) read(0, &c, 1); return 0; }\n"+
+		"int main(int argc, char **argv) { char c; (void)argv;\n"+
+		"#ifdef CANCEL\nif (argc > 1) { pthread_t t; pthread_create(&t, 0, th, 0); pthread_cancel(t); }\n#else\n(void)th;\n#endif\n"+
+		"return read(0, &c, 1) + getpid() > 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		fn   string
+		want bool
+	}{
+		{[]string{"-DNONE"}, "__syscall_cp_c", true},
+		{[]string{"-DNONE"}, "getpid", true},
+		{[]string{"-DCANCEL"}, "__syscall_cp_asm", false},
+	} {
+		exe := filepath.Join(dir, "m"+c.args[0])
+		if out, err := exec.Command(cc, append([]string{"-O2", "-static", "-o", exe, src}, c.args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("musl-gcc: %v\n%s", err, out)
+		}
+		f, err := os.Open(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sites, err := Scan(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ef, err := elf.NewFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syms, _ := ef.Symbols()
+		text := ef.Section(".text")
+		var got *Site
+		for i, s := range sites {
+			addr := s.Off - text.Offset + text.Addr
+			for _, y := range syms {
+				if y.Name == c.fn && elf.ST_TYPE(y.Info) == elf.STT_FUNC && y.Value <= addr && addr < y.Value+max(y.Size, 1) {
+					got = &sites[i]
+				}
+			}
+		}
+		f.Close()
+		if (got != nil) != c.want {
+			t.Errorf("%v: site in %s: %v, want %v (%d sites)", c.args, c.fn, got, c.want, len(sites))
+		}
+		if got != nil && c.fn == "__syscall_cp_c" && (got.Nr != DynNr || len(got.Pre) == 0 || len(got.Pre)+2+len(got.Disp) < 7) {
+			t.Errorf("__syscall_cp_c site %+v", *got)
+		}
 	}
 }
