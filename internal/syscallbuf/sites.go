@@ -102,11 +102,16 @@ const trampLen = 64
 // is confirmed by decoding its function from the start, and skipped when
 // a direct branch of the function lands inside the replaced bytes.
 func Scan(r io.ReaderAt) ([]Site, error) {
+	sections, err := patch.CodeSections(r)
+	if err != nil {
+		return nil, err
+	}
+	// The function starts again, with those of a Go binary linked
+	// without symbols (.gopclntab), and every symbol's address.
 	f, err := elf.NewFile(r)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	starts := patch.FuncStarts(f)
 	if len(starts) == 0 {
 		starts = goFuncStarts(f)
@@ -120,14 +125,8 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		}
 	}
 	var out []Site
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
-			continue
-		}
-		data, err := s.Data()
-		if err != nil {
-			continue
-		}
+	for s := range sections {
+		data := s.Data
 		cands := map[int]bool{}
 		for i := 0; i+siteLen <= len(data); i++ {
 			if data[i] == 0x0f && data[i+1] == 0x05 {
@@ -143,9 +142,11 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		if len(cands) == 0 {
 			continue
 		}
-		// Each candidate's function, from its start to the next one.
+		// Each candidate's function, from its start to the next one
+		// (s.Func's bounds, with the .gopclntab starts of a Go binary
+		// without symbols).
 		ends := map[int]int{}
-		isSym := map[int]bool{} // the start is a function symbol's
+		isSym := map[int]bool{} // the start is a function's, not the section's
 		for c := range cands {
 			addr := s.Addr + uint64(c)
 			i := sort.Search(len(starts), func(i int) bool { return starts[i] > addr }) - 1
