@@ -79,6 +79,21 @@ func TestInjectBatch(t *testing.T) {
 	if err := MustInjectBatch(pid, mem, scratch, calls[3:]); err == nil {
 		t.Fatal("MustInjectBatch: no error for a failed call")
 	}
+	// In code the tracee cannot write (the file mapped above, read-only:
+	// made executable), the results come back in registers.
+	if _, err := MustInject(pid, StubEntry, unix.SYS_MPROTECT, at, 0x1000, unix.PROT_READ|unix.PROT_EXEC); err != nil {
+		t.Fatal(err)
+	}
+	res, err = InjectBatchInRegs(pid, mem, at, calls[2:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0] != int64(pid) || res[1] != -int64(unix.EBADF) {
+		t.Fatalf("results in registers %d", res)
+	}
+	if _, err := InjectBatchInRegs(pid, mem, at, calls[:2]); err == nil {
+		t.Fatal("InjectBatchInRegs accepted FdOf")
+	}
 	after, err := th.GetRegs()
 	if err != nil {
 		t.Fatal(err)
