@@ -166,7 +166,11 @@ func TestFileCacheDamaged(t *testing.T) {
 			os.WriteFile(p, []byte("the LIBRARY"), 0o600)
 			os.Chmod(p, 0o400)
 		},
-		func(p string) { os.Truncate(p, 3) },
+		func(p string) {
+			os.Chmod(p, 0o600)
+			os.Truncate(p, 3)
+			os.Chmod(p, 0o400)
+		},
 	} {
 		data := cacheEntries(t, cache, "d-")
 		if len(data) != 1 {
