@@ -3,6 +3,7 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"sort"
@@ -182,7 +183,7 @@ func (c *fileCache) add(k fileKey, src *os.File, path string, d FileDigest) erro
 		return err
 	}
 	data := "d-" + d.SHA256 + "-" + strconv.FormatInt(st.Mtim.Nano(), 16)
-	tmp := filepath.Join(c.dir, "tmp-"+strconv.FormatInt(c.now().UnixNano(), 16)+"-"+strconv.Itoa(os.Getpid()))
+	tmp := filepath.Join(c.dir, fmt.Sprintf("tmp-%d-%x", os.Getpid(), rand.Uint64()))
 	if err := c.link(path, tmp); err != nil {
 		return err
 	}
