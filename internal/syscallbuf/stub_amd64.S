@@ -69,6 +69,10 @@ entry:
 	je max_ioctl
 	cmp $202, %eax
 	je max_futex
+	cmp $72, %eax
+	je max_fcntl
+	cmp $233, %eax
+	je max_0
 	cmp $8, %eax
 	je max_0
 	cmp $190, %eax
@@ -158,6 +162,14 @@ max_futex:
 	and $~384, %ecx
 	cmp $1, %ecx
 	jne traced
+	jmp max_0
+max_fcntl:
+	# F_GETFD, F_SETFD, F_GETFL and F_SETFL only (the kernel takes the
+	# command's low 32 bits): they write no memory and never block. Go
+	# makes F_GETFL and F_SETFL at every os.Open.
+	lea -1(%rsi), %ecx
+	cmp $3, %ecx
+	ja traced
 	jmp max_0
 max_ioctl:
 	# FICLONE only (no output; it changes the destination file's data).
