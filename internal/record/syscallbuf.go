@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
@@ -275,16 +276,34 @@ func fdWritable(tid, fd int) bool {
 
 // stubInterrupted handles the watchdog's signal in the stub. A buffered
 // call blocked in the kernel (interrupted, to be restarted) is
-// "descheduled": the thread is resumed so that the kernel restarts the
-// call under ptrace, where it becomes an ordinary traced call that may
-// block while other threads run. Anywhere else in the stub the thread
-// just continues (it leaves the stub within a few instructions; a point
+// "descheduled" as rr does: the thread is moved to the stub's
+// DeschedEntry with the call's number (restart_syscall for a call the
+// kernel resumes so) in rax, where the stub releases the buffer, so that
+// other threads use it meanwhile, and makes the call again from a traced
+// instruction: an ordinary traced call that may block while other
+// threads run, recorded once, by ptrace (the stub abandons the record it
+// had reserved). A call the signal ended with EINTR (one the kernel
+// never restarts) is made again the same way: the program never sees
+// the watchdog's signal. Anywhere else in the stub the thread just
+// continues (it leaves the stub within a few instructions; a point
 // inside it is never taken).
 func (r *recorder) stubInterrupted(t *task, regs *trace.Regs) error {
 	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
+		nr := regs[ptrace.ORIGRAX]
 		switch int64(regs[ptrace.RAX]) {
-		case -512, -513, -514:
-			return r.resumeUserMode(t, ptrace.Syscall)
+		case -int64(unix.EINTR), -512, -513, -514:
+		case -516: // ERESTART_RESTARTBLOCK
+			// The kernel resumes the call with restart_syscall, which
+			// writes that call's outputs (onExit).
+			t.interrupted = &interruptedCall{sc: linux.Lookup(linux.Nr(nr)), args: linux.Args(ptrace.SyscallArgs(regs))}
+			nr = unix.SYS_RESTART_SYSCALL
+		default:
+			return r.resumeUser(t)
+		}
+		regs[ptrace.RIP] = syscallbuf.DeschedEntry
+		regs[ptrace.RAX] = nr
+		if err := t.thread().SetRegs(regs); err != nil {
+			return r.lost(t, err)
 		}
 	}
 	return r.resumeUser(t)

@@ -338,3 +338,20 @@ func sameCall(rec *syscallbuf.Record, entry *trace.Event) bool {
 			r[ptrace.RBX], r[ptrace.RBP], r[ptrace.R12], r[ptrace.R13], r[ptrace.R14], r[ptrace.R15],
 			r[ptrace.RSP], r[ptrace.EFLAGS]}
 }
+
+// desched moves t, stopped at the entry of a buffered call, to the entry
+// of the same call made again from the stub's traced instruction
+// (syscallbuf.DeschedRet), as the recorder did when the call blocked:
+// what the stub's desched_entry does before that instruction (it
+// releases the buffer) is done here, and the registers are those of
+// the traced call's entry (its number, or restart_syscall, from the
+// recording). The call itself is replayed as any traced call.
+func desched(ev *trace.Event, t *rtask, regs *trace.Regs) error {
+	if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrLocked, []byte{0, 0, 0, 0}); err != nil {
+		return err
+	}
+	regs[ptrace.RIP] = syscallbuf.DeschedRet
+	regs[ptrace.RCX] = syscallbuf.DeschedRet
+	regs[ptrace.ORIGRAX] = ev.Regs[ptrace.ORIGRAX]
+	return t.thread().SetRegs(regs)
+}

@@ -128,6 +128,11 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	if err != nil {
 		return err
 	}
+	if ev.Regs[ptrace.RIP] == syscallbuf.DeschedRet && regs[ptrace.RIP] == syscallbuf.SyscallRet {
+		if err := desched(ev, t, &regs); err != nil {
+			return err
+		}
+	}
 	if d := compareRegs(ev.Regs, &regs); len(d) > 0 {
 		return rp.diverge(ev, "entering "+linux.Name(nr), d...)
 	}

@@ -383,6 +383,21 @@ traced:
 traced_insn:
 	syscall
 	ret
+	# A buffered call that blocked in the kernel while other threads
+	# were ready (rr's desched): the recorder moves the thread here from
+	# sc_ret, with eax = the call to make again (or restart_syscall),
+	# when its watchdog signal interrupted the call. The buffer is
+	# released, so that other threads use it while this one waits, and
+	# the call is made again from an instruction the filter traces: an
+	# ordinary traced call, recorded as such; its record is abandoned.
+	.globl desched_entry
+desched_entry:
+	movabs $HDR, %r11
+	movl $0, 4(%r11)
+	.globl desched_insn
+desched_insn:
+	syscall
+	ret
 traced_reset:
 	.globl reset_insn
 reset_insn:

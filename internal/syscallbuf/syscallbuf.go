@@ -40,8 +40,9 @@ import (
 // the code the recording ran. 0 in headers: the first layout (128-byte
 // header, 0x90000-byte mapping), before the field existed; 2: the stub
 // without the replay fields (HdrReplayLeft, HdrReplaying) and drained
-// events without EventFlag; 3: without HdrReplayStop and ReplayEnd.
-const Layout = 4
+// events without EventFlag; 3: without HdrReplayStop and ReplayEnd; 4: without
+// DeschedEntry (a blocked call kept the buffer locked).
+const Layout = 5
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
@@ -119,6 +120,13 @@ const (
 	// replayer placed with HdrReplayStop (replay only): the thread stops
 	// with rip ReplayEnd+1.
 	ReplayEnd = Base + offReplayEnd
+	// DeschedEntry is where the recorder moves a thread whose buffered
+	// call blocked (it stood at SyscallRet with a restart code): the stub
+	// releases the buffer and makes the call again from DeschedRet-2, a
+	// traced instruction, then returns (stub_amd64.S desched_entry).
+	DeschedEntry = Base + offDeschedEntry
+	// DeschedRet is the address after that traced instruction.
+	DeschedRet = Base + offDeschedInsn + 2
 )
 
 // IsStub tells whether addr is in the stub's code or trampolines.
