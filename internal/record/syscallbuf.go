@@ -288,7 +288,7 @@ func fdWritable(tid, fd int) bool {
 // continues (it leaves the stub within a few instructions; a point
 // inside it is never taken).
 func (r *recorder) stubInterrupted(t *task, regs *trace.Regs) error {
-	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
+	if regs[ptrace.RIP] == syscallbuf.SyscallRet && !probing(t) {
 		nr := regs[ptrace.ORIGRAX]
 		switch int64(regs[ptrace.RAX]) {
 		case -int64(unix.EINTR), -512, -513, -514:
@@ -307,4 +307,32 @@ func (r *recorder) stubInterrupted(t *task, regs *trace.Regs) error {
 		}
 	}
 	return r.resumeUser(t)
+}
+
+// probing tells whether t's stub is in a probe (HdrProbeNr set): a call
+// made with a zero timeout that returns at once, after which the stub
+// itself makes the blocking call traced if needed. It is not moved to
+// DeschedEntry (the probe's state is in the shared header, which other
+// threads would then use): the kernel restarts it where it is.
+func probing(t *task) bool {
+	var nr [4]byte
+	return t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrProbeNr, nr[:]) == nil && nr != [4]byte{}
+}
+
+// stubCall returns the call whose record t's stub reserved and has not
+// committed (nil when that cannot be read).
+func (r *recorder) stubCall(t *task) *interruptedCall {
+	var fill [4]byte
+	if t.buf == nil || !t.buf.mapped || t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrFill, fill[:]) != nil {
+		return nil
+	}
+	var rec [64]byte
+	if t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrLen+uint64(binary.LittleEndian.Uint32(fill[:])), rec[:]) != nil {
+		return nil
+	}
+	c := &interruptedCall{sc: linux.Lookup(int(binary.LittleEndian.Uint32(rec[4:])))}
+	for i := range c.args {
+		c.args[i] = binary.LittleEndian.Uint64(rec[16+8*i:])
+	}
+	return c
 }

@@ -17,6 +17,12 @@
 	.set SCRATCH, HDR + 128
 	.set PROC_SUPER_MAGIC, 0x9fa0
 	.set MAXOUT, 0x40000
+	# A call probed first without blocking (see probed): its number, and
+	# the argument the probe replaced, in the header; and a zero
+	# timespec (header bytes nothing writes).
+	.set PROBE_NR, HDR + 36
+	.set PROBE_ARG, HDR + 40
+	.set ZERO_TS, HDR + 48
 	.text
 	.globl entry
 entry:
@@ -31,6 +37,7 @@ entry:
 	jne traced
 	cmpl $0, 16(%r11)
 	jne traced
+	movl $0, 36(%r11)
 	cmp $0, %eax
 	je max_count
 	cmp $17, %eax
@@ -97,6 +104,12 @@ entry:
 	je max_0
 	cmp $108, %eax
 	je max_0
+	cmp $7, %eax
+	je max_poll
+	cmp $232, %eax
+	je max_epoll
+	cmp $281, %eax
+	je max_epoll
 	jmp traced
 max_count:
 	mov %rdx, %rcx
@@ -152,13 +165,50 @@ max_cfr:
 	jne traced
 	jmp max_nowrites
 max_futex:
-	# FUTEX_WAKE only (with or without FUTEX_PRIVATE_FLAG and
+	# FUTEX_WAKE (with or without FUTEX_PRIVATE_FLAG and
 	# FUTEX_CLOCK_REALTIME): it writes nothing and never blocks.
 	mov %esi, %ecx
 	and $~384, %ecx
 	cmp $1, %ecx
+	je max_0
+	# FUTEX_WAIT and FUTEX_WAIT_BITSET are probed with a zero timeout
+	# (relative or absolute: expired either way): EAGAIN (the word
+	# changed) is the answer; ETIMEDOUT means the call would block.
+	cmp $0, %ecx
+	je 1f
+	cmp $9, %ecx
 	jne traced
+1:
+	mov %r10, PROBE_ARG
+	movl %eax, PROBE_NR
+	mov $ZERO_TS, %r10d
 	jmp max_0
+max_poll:
+	# poll writes every entry's revents (nfds * 8 bytes) when it
+	# succeeds. With a timeout it is probed with timeout 0.
+	mov %esi, %ecx
+	shl $3, %rcx
+	cmp $MAXOUT, %rcx
+	ja traced
+	test %edx, %edx
+	je check
+	mov %rdx, PROBE_ARG
+	movl %eax, PROBE_NR
+	mov $0, %edx
+	jmp check
+max_epoll:
+	# epoll_wait and epoll_pwait write up to maxevents 12-byte events;
+	# with a timeout they are probed with timeout 0.
+	movslq %edx, %rcx
+	imul $12, %rcx, %rcx
+	cmp $MAXOUT, %rcx
+	ja traced
+	test %r10d, %r10d
+	je check
+	mov %r10, PROBE_ARG
+	movl %eax, PROBE_NR
+	mov $0, %r10d
+	jmp check
 max_ioctl:
 	# FICLONE only (no output; it changes the destination file's data).
 	cmp $0x40049409, %rsi
@@ -225,6 +275,12 @@ sc_ret:
 	mov %edi, %edx
 	test %rax, %rax
 	js copy
+	cmp $7, %edi
+	je out_poll
+	cmp $232, %edi
+	je out_epoll
+	cmp $281, %edi
+	je out_epoll
 	cmp $0, %edi
 	je out_count
 	cmp $17, %edi
@@ -255,6 +311,15 @@ sc_ret:
 out_count:
 	mov 24(%r11), %rsi
 	mov %rax, %rcx
+	jmp copy
+out_poll:
+	mov 16(%r11), %rsi
+	movl 24(%r11), %ecx
+	shl $3, %rcx
+	jmp copy
+out_epoll:
+	mov 24(%r11), %rsi
+	imul $12, %rax, %rcx
 	jmp copy
 out_listxattr:
 	# With size 0 the call only returns the size it needs.
@@ -327,7 +392,39 @@ copy:
 	jns opened
 unlock:
 	movl $0, 4(%r11)
+	cmpl $0, 36(%r11)
+	jne probed
 	ret
+probed:
+	# After a probe (r11 = HDR, rax its result, the buffer released):
+	# the argument it replaced is put back, and a call that would have
+	# blocked (a futex wait that timed out, a poll or epoll wait that
+	# found nothing or was interrupted) is made again, traced, as the
+	# program made it: it blocks in the kernel under ptrace while other
+	# threads run (as rr's syscallbuf does for poll and epoll_wait).
+	movl 36(%r11), %ecx
+	movl $0, 36(%r11)
+	cmp $7, %ecx
+	je 1f
+	mov 40(%r11), %r10
+	jmp 2f
+1:
+	mov 40(%r11), %rdx
+2:
+	cmp $202, %ecx
+	jne 3f
+	cmp $-110, %rax
+	je 4f
+	ret
+3:
+	test %rax, %rax
+	je 4f
+	cmp $-4, %rax
+	je 4f
+	ret
+4:
+	mov %ecx, %eax
+	jmp traced
 opened:
 	# A writable descriptor just opened (rax) might be /proc/PID/mem: a
 	# write through it changes memory, which the recorder must capture at
@@ -405,4 +502,6 @@ reset_insn:
 	movabs $HDR, %r11
 	movl $0, (%r11)
 	incl 12(%r11)
+	cmpl $0, 36(%r11)
+	jne probed
 	ret

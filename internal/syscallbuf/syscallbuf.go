@@ -97,6 +97,17 @@ const (
 	// (int3 at ReplayEnd) when it takes the last call HdrReplayLeft
 	// counted, before that call's result; it clears it.
 	HdrReplayStop = 32
+	// HdrProbeNr is the number of the call the stub probes without
+	// blocking (a futex wait, poll, epoll_wait, epoll_pwait, made first
+	// with a zero timeout), 0 for others; HdrProbeArg (u64) the argument
+	// the probe replaced (the timeout). The stub sets both at the call's
+	// entry and, after the probe, makes the call again as the program
+	// made it, traced, when the probe says it would block
+	// (stub_amd64.S probed). Hdr+48..Hdr+64 stays zero: the probe's
+	// zero timespec (HdrZeroTS).
+	HdrProbeNr  = 36
+	HdrProbeArg = 40
+	HdrZeroTS   = 48
 	// Hdr+128..Hdr+256 is where the stub's own fstatfs of a descriptor
 	// it opened for writing writes (stub_amd64.S, opened).
 	HdrLen = 256 // records start at Hdr+HdrLen
