@@ -67,7 +67,7 @@ func (r *recorder) onSignal(t *task, sig int) error {
 			return err
 		}
 	}
-	if !synchronous(&si) && regs != t.lastRegs {
+	if !synchronous(&si) && (regs != t.lastRegs || r.ranPastTraced(t, &regs)) {
 		// An asynchronous signal interrupted user code at an arbitrary
 		// instruction. Hold it until the thread's next system call.
 		t.deferred = append(t.deferred, si)

@@ -51,6 +51,13 @@ func (r *recorder) onEntry(t *task) error {
 		return r.lost(t, err)
 	}
 	nr := linux.Nr(regs[ptrace.ORIGRAX])
+	if rip := regs[ptrace.RIP]; rip >= syscallbuf.VsyscallBase && rip < syscallbuf.VsyscallBase+0x1000 {
+		// Only the buffer's seccomp filter sees the kernel's emulation
+		// of the legacy vsyscall page, and it makes no syscall stops:
+		// the call cannot be recorded here. The callers Scan recognises
+		// were redirected to the stub.
+		return &UnsupportedError{Tid: t.tid, Name: "call into the vsyscall page", Reason: fmt.Sprintf("%s from a caller gorr did not redirect (return address 0x%x; only `mov $entry, %%rax; call *%%rax` is)", linux.Name(nr), r.vsysCaller(t, &regs))}
+	}
 	// A number outside the table (nil sc) runs: the kernel answers ENOSYS
 	// without side effects, which onExit checks.
 	sc := linux.Lookup(nr)

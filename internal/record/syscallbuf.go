@@ -177,7 +177,31 @@ func (r *recorder) drainBuf(t *task) error {
 		r.calls.get(rec.Nr).Buffered++
 	}
 	r.bufCalls += uint64(len(recs))
+	// The thread's last event is now a drained call, which no stop
+	// stands at: a loop of buffered calls comes back to the registers of
+	// an earlier event (timer: a handler's rt_sigreturn into the stub),
+	// and a signal must not be taken for one that arrived there.
+	t.lastRegs = trace.Regs{}
 	return nil
+}
+
+// ranPastTraced tells whether t, standing in the stub right after a
+// call with the registers of its last event, the exit of a traced call
+// from the stub's buffered instruction, has made another call from the
+// stub since: it came back to the same registers (a loop of identical
+// calls) with that call in the kernel or not yet committed. The stub
+// clears the header's traced word, which markTraced set at that exit,
+// when it reserves the next record.
+func (r *recorder) ranPastTraced(t *task, regs *trace.Regs) bool {
+	if t.buf == nil || !t.buf.mapped || regs[ptrace.RIP] != syscallbuf.SyscallRet ||
+		int64(regs[ptrace.ORIGRAX]) < 0 || int64(regs[ptrace.RAX]) == -int64(unix.ENOSYS) {
+		return false
+	}
+	var w [4]byte
+	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrTraced, w[:]); err != nil {
+		return false
+	}
+	return binary.LittleEndian.Uint32(w[:]) == 0
 }
 
 // markTraced tells the stub, at the exit of a call made from its
@@ -335,4 +359,14 @@ func (r *recorder) stubCall(t *task) *interruptedCall {
 		c.args[i] = binary.LittleEndian.Uint64(rec[16+8*i:])
 	}
 	return c
+}
+
+// vsysCaller is the return address of a call into the vsyscall page
+// (0 if it cannot be read).
+func (r *recorder) vsysCaller(t *task, regs *trace.Regs) uint64 {
+	ret, err := t.mem.ReadU64(regs[ptrace.RSP])
+	if err != nil {
+		return 0
+	}
+	return ret
 }

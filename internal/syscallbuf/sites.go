@@ -24,11 +24,19 @@ import (
 // With Ret set the site is a whole function `mov $nr, %eax; syscall;
 // ret` (glibc's getpid and the like, and the vDSO functions gorr
 // rewrites into that form), and Off is the mov's offset.
+//
+// With Vsys set the site is a call into the legacy vsyscall page, `mov
+// $0xffffffffff600000|400|800, %rax; call *%rax` (Off the mov's offset,
+// Nr the call the page's entry makes): the kernel emulates those calls
+// without a syscall stop, and only the buffer's seccomp filter would
+// see them. The mov's immediate is redirected to a trampoline that
+// makes the call through the stub and returns as the page does.
 type Site struct {
 	Off  uint64
 	Nr   int
 	Disp []byte
 	Ret  bool
+	Vsys bool `json:",omitempty"`
 }
 
 // DynNr is the Nr of a site whose number is only known at run time.
@@ -36,6 +44,9 @@ const DynNr = -2
 
 // Len is how many bytes the patch replaces.
 func (s *Site) Len() uint64 {
+	if s.Vsys {
+		return vsysLen
+	}
 	if s.Ret {
 		return siteLen
 	}
@@ -44,6 +55,30 @@ func (s *Site) Len() uint64 {
 
 // siteLen is how many bytes a patched `mov; syscall; ret` site replaces.
 const siteLen = 8
+
+// vsysLen is the length of a vsyscall call site (mov, call).
+const vsysLen = 9
+
+// VsyscallBase is the legacy vsyscall page: gettimeofday at +0, time at
+// +0x400, getcpu at +0x800.
+const VsyscallBase = 0xffffffffff600000
+
+// vsysNr maps a vsyscall entry's offset in the page to its call.
+var vsysNr = map[uint32]int{0: 96, 0x400: 201, 0x800: 309}
+
+// isVsysCall tells whether code starts with `mov $entry, %rax; call
+// *%rax` for an entry of the vsyscall page, and which call it makes.
+func isVsysCall(code []byte) (int, bool) {
+	if len(code) < vsysLen || code[0] != 0x48 || code[1] != 0xc7 || code[2] != 0xc0 || code[7] != 0xff || code[8] != 0xd0 {
+		return 0, false
+	}
+	imm := binary.LittleEndian.Uint32(code[3:])
+	if imm&^0xfff != uint32(VsyscallBase&0xffffffff) {
+		return 0, false
+	}
+	nr, ok := vsysNr[imm&0xfff]
+	return nr, ok
+}
 
 // maxDisp bounds the displaced instructions.
 const maxDisp = 16
@@ -79,6 +114,9 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 			if isRetSite(data[i:]) {
 				cands[i] = true
 			}
+			if _, ok := isVsysCall(data[i:]); ok {
+				cands[i] = true
+			}
 		}
 		if len(cands) == 0 {
 			continue
@@ -109,8 +147,8 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		for _, c := range offs {
 			fo := s.Offset + uint64(c)
 			f := found[c]
-			st := Site{Off: fo, Nr: f.nr, Ret: f.disp == 0}
-			if !st.Ret {
+			st := Site{Off: fo, Nr: f.nr, Ret: f.disp == 0 && !f.vsys, Vsys: f.vsys}
+			if f.disp > 0 {
 				st.Disp = append([]byte(nil), data[c+2:c+2+f.disp]...)
 			}
 			out = append(out, st)
@@ -120,8 +158,12 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 }
 
 // found is a confirmed site: its number and how many bytes after the
-// syscall instruction are displaced (0: a `mov; syscall; ret` function).
-type found struct{ nr, disp int }
+// syscall instruction are displaced (0: a `mov; syscall; ret` function,
+// or with vsys a vsyscall call site).
+type found struct {
+	nr, disp int
+	vsys     bool
+}
 
 // decodeSites decodes the function [start, end), noting each candidate
 // that is a real syscall instruction preceded by an instruction that sets
@@ -141,6 +183,10 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]fo
 		}
 		if rel, ok := inst.Args[0].(x86asm.Rel); ok {
 			targets[pc+inst.Len+int(rel)] = true
+		}
+		if nr, ok := isVsysCall(data[pc:]); ok && cands[pc] && inst.Len == 7 {
+			out[pc] = found{nr: nr, vsys: true}
+			got = append(got, pc)
 		}
 		if cands[pc] && isRetSite(data[pc:]) {
 			out[pc] = found{nr: int(binary.LittleEndian.Uint32(data[pc+1:]))}
@@ -170,6 +216,9 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]fo
 		n := siteLen
 		if d := out[c].disp; d > 0 {
 			n = 2 + d
+		}
+		if out[c].vsys {
+			n = 7 // only the mov's immediate changes
 		}
 		for k := 1; k < n; k++ {
 			if targets[c+k] {
@@ -264,6 +313,11 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 		site := start + s.Off - off
 		t := *next
 		*next += trampLen
+		if s.Vsys {
+			out = append(out, trace.MemWrite{Addr: t, Data: VsysTrampoline(t, s.Nr)},
+				trace.MemWrite{Addr: site + 3, Data: binary.LittleEndian.AppendUint32(nil, uint32(t+16))})
+			continue
+		}
 		tr := Trampoline(t, site, s.Disp)
 		if s.Ret {
 			tr = RetTrampoline(t, s.Nr)
@@ -305,6 +359,30 @@ func RetTrampoline(t uint64, nr int) []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(nr))
 	b = append(b, 0xe9) // jmp Entry: its ret returns to the caller
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
+	for len(b) < trampLen {
+		b = append(b, 0xcc)
+	}
+	return b
+}
+
+// VsysTrampoline is the block at t for a vsyscall call site, whose mov
+// now loads t+16: called in place of the page's entry, it steps over the
+// caller's red zone (the call's own return address is in it already),
+// makes call nr through the stub and returns with every register but
+// rax as it was, as the kernel's emulation of the page does (the stub,
+// like syscall, clobbers rcx and r11).
+func VsysTrampoline(t uint64, nr int) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	b = binary.LittleEndian.AppendUint64(b, 0)
+	b = append(b, 0x48, 0x8d, 0x64, 0x24, 0x80) // lea -128(%rsp), %rsp
+	b = append(b, 0x51, 0x41, 0x53)             // push %rcx; push %r11
+	b = append(b, 0xb8)                         // mov $nr, %eax
+	b = binary.LittleEndian.AppendUint32(b, uint32(nr))
+	b = append(b, 0xe8) // call Entry
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
+	b = append(b, 0x41, 0x5b, 0x59)                               // pop %r11; pop %rcx
+	b = append(b, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00) // lea 128(%rsp), %rsp
+	b = append(b, 0xc3)                                           // ret
 	for len(b) < trampLen {
 		b = append(b, 0xcc)
 	}

@@ -128,3 +128,50 @@ func TestFilter(t *testing.T) {
 		t.Errorf("i386: 0x%x", got)
 	}
 }
+
+func TestVsysSite(t *testing.T) {
+	for _, c := range []struct {
+		code []byte
+		nr   int
+		ok   bool
+	}{
+		{[]byte{0x48, 0xc7, 0xc0, 0x00, 0x00, 0x60, 0xff, 0xff, 0xd0}, 96, true},  // gettimeofday
+		{[]byte{0x48, 0xc7, 0xc0, 0x00, 0x04, 0x60, 0xff, 0xff, 0xd0}, 201, true}, // time
+		{[]byte{0x48, 0xc7, 0xc0, 0x00, 0x08, 0x60, 0xff, 0xff, 0xd0}, 309, true}, // getcpu
+		{[]byte{0x48, 0xc7, 0xc0, 0x00, 0x0c, 0x60, 0xff, 0xff, 0xd0}, 0, false},  // no entry there
+		{[]byte{0x48, 0xc7, 0xc1, 0x00, 0x00, 0x60, 0xff, 0xff, 0xd1}, 0, false},  // through rcx
+		{[]byte{0x48, 0xc7, 0xc0, 0x00, 0x00, 0x60, 0xff, 0xff}, 0, false},        // short
+	} {
+		if nr, ok := isVsysCall(c.code); nr != c.nr || ok != c.ok {
+			t.Errorf("isVsysCall(% x) = %d, %v", c.code, nr, ok)
+		}
+	}
+	const site = 0x555500001000
+	var next uint64
+	w := Patch([]Site{{Off: 0x1000, Nr: 201, Vsys: true}}, site, 0x1000, 0x1000, &next)
+	if len(w) != 2 || w[0].Addr != TrampBase || w[1].Addr != site+3 || binary.LittleEndian.Uint32(w[1].Data) != TrampBase+16 || len(w[1].Data) != 4 {
+		t.Fatalf("writes %+v", w)
+	}
+	var ops []x86asm.Op
+	b := w[0].Data
+	for pc := 16; ; {
+		inst, err := x86asm.Decode(b[pc:], 64)
+		if err != nil {
+			t.Fatalf("decode at %d: %v", pc, err)
+		}
+		ops = append(ops, inst.Op)
+		if inst.Op == x86asm.CALL {
+			if got := TrampBase + uint64(pc+inst.Len) + uint64(int64(inst.Args[0].(x86asm.Rel))); got != Entry {
+				t.Errorf("call goes to 0x%x, want 0x%x", got, Entry)
+			}
+		}
+		pc += inst.Len
+		if inst.Op == x86asm.RET {
+			break
+		}
+	}
+	want := []x86asm.Op{x86asm.LEA, x86asm.PUSH, x86asm.PUSH, x86asm.MOV, x86asm.CALL, x86asm.POP, x86asm.POP, x86asm.LEA, x86asm.RET}
+	if fmt.Sprint(ops) != fmt.Sprint(want) {
+		t.Fatalf("ops %v, want %v", ops, want)
+	}
+}
