@@ -129,7 +129,11 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 		return err
 	}
 	if ev.Regs[ptrace.RIP] == syscallbuf.DeschedRet && regs[ptrace.RIP] == syscallbuf.SyscallRet {
-		if err := desched(ev, t, &regs); err != nil {
+		if exe {
+			// (The buffered calls replay executes never block.)
+			return rp.diverge(ev, "a buffered call that blocked, which replay would have to run for real")
+		}
+		if err := rp.desched(ev, t, &regs); err != nil {
 			return err
 		}
 	}

@@ -23,6 +23,14 @@
 	.set PROBE_NR, HDR + 36
 	.set PROBE_ARG, HDR + 40
 	.set ZERO_TS, HDR + 48
+	# A bit per descriptor 0-511 whose read or write blocked in the
+	# buffer (see desched_entry): its reads and writes are traced, but
+	# every 64th such call (BLOCKED_N counts them, for all descriptors)
+	# clears the bit and is buffered again (it is marked again if it
+	# blocks), and a close through the stub clears it.
+	.set BLOCKED, HDR + 64
+	.set NBLOCKED, 512
+	.set BLOCKED_N, HDR + 248
 	.text
 	.globl entry
 entry:
@@ -39,7 +47,7 @@ entry:
 	jne traced
 	movl $0, 36(%r11)
 	cmp $0, %eax
-	je max_count
+	je max_read
 	cmp $17, %eax
 	je max_count
 	cmp $217, %eax
@@ -111,6 +119,15 @@ entry:
 	cmp $281, %eax
 	je max_epoll
 	jmp traced
+max_read:
+	cmp $NBLOCKED, %edi
+	jae max_count
+	bt %edi, BLOCKED
+	jnc max_count
+	incl BLOCKED_N
+	testl $63, BLOCKED_N
+	jnz traced
+	btr %edi, BLOCKED
 max_count:
 	mov %rdx, %rcx
 	jmp check
@@ -142,6 +159,14 @@ max_write:
 	# at the call whether they are its own stdout/stderr.
 	cmp $2, %edi
 	jbe traced
+	cmp $NBLOCKED, %edi
+	jae max_nowrites
+	bt %edi, BLOCKED
+	jnc max_nowrites
+	incl BLOCKED_N
+	testl $63, BLOCKED_N
+	jnz traced
+	btr %edi, BLOCKED
 max_nowrites:
 	# Calls that change a file's data stay traced while the process maps
 	# a file MAP_SHARED or has /proc/PID/mem open (the header's nowrites):
@@ -153,6 +178,9 @@ max_close:
 	# So do closes of fds 0-2 (the recorder's own stdout/stderr).
 	cmp $2, %edi
 	jbe traced
+	cmp $NBLOCKED, %edi
+	jae max_0
+	btr %edi, BLOCKED
 	jmp max_0
 max_openat:
 	# A writable open is checked after the call (see opened).
@@ -487,10 +515,20 @@ traced_insn:
 	# released, so that other threads use it while this one waits, and
 	# the call is made again from an instruction the filter traces: an
 	# ordinary traced call, recorded as such; its record is abandoned.
+	# The descriptor of a read or write is remembered (BLOCKED): its
+	# next reads and writes are traced at once instead of waiting for
+	# the recorder to see them blocked (a pipe between two threads).
+	# Replay runs this code too.
 	.globl desched_entry
 desched_entry:
 	movabs $HDR, %r11
 	movl $0, 4(%r11)
+	cmp $1, %eax
+	ja 1f
+	cmp $NBLOCKED, %edi
+	jae 1f
+	bts %edi, BLOCKED
+1:
 	.globl desched_insn
 desched_insn:
 	syscall

@@ -108,7 +108,14 @@ const (
 	HdrProbeNr  = 36
 	HdrProbeArg = 40
 	HdrZeroTS   = 48
-	// Hdr+128..Hdr+256 is where the stub's own fstatfs of a descriptor
+	// HdrBlocked..+64 is a bit per descriptor 0-511 whose buffered read
+	// or write blocked (set by the stub's desched_entry, cleared by a
+	// close through the stub): the stub traces its reads and writes,
+	// except every 64th of those calls (counted in HdrBlockedN, u32, for
+	// all descriptors), which clears the bit and is buffered.
+	HdrBlocked  = 64
+	HdrBlockedN = 248
+	// Hdr+128..Hdr+248 is where the stub's own fstatfs of a descriptor
 	// it opened for writing writes (stub_amd64.S, opened).
 	HdrLen = 256 // records start at Hdr+HdrLen
 
