@@ -51,6 +51,30 @@ func closeVerified(t *testing.T, w *Writer) {
 	}
 }
 
+// cacheFixture makes a directory holding lib.so (with content) and
+// names the cache directory in it.
+func cacheFixture(t *testing.T, content string) (root, cache, lib string) {
+	t.Helper()
+	root = t.TempDir()
+	cache = filepath.Join(root, "cache")
+	lib = filepath.Join(root, "lib.so")
+	if err := os.WriteFile(lib, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return root, cache, lib
+}
+
+// captureCached captures path into a new trace in dir through the cache,
+// closes and verifies it, and returns the writer, the captured name and
+// its digest.
+func captureCached(t *testing.T, dir, cache, path string) (*Writer, string, FileDigest) {
+	t.Helper()
+	w := cachedWriter(t, dir, cache)
+	rel, d := captureOne(t, w, path)
+	closeVerified(t, w)
+	return w, rel, d
+}
+
 func nlinkOf(t *testing.T, p string) uint64 {
 	t.Helper()
 	fi, err := os.Stat(p)
@@ -69,14 +93,8 @@ func cacheEntries(t *testing.T, cache, prefix string) []string {
 // TestFileCacheHit: the second capture of a file links the cache's copy
 // (never the original), with the digest of the first.
 func TestFileCacheHit(t *testing.T) {
-	root := t.TempDir()
-	cache := filepath.Join(root, "cache")
-	lib := filepath.Join(root, "lib.so")
-	os.WriteFile(lib, []byte(strings.Repeat("library ", 3000)), 0o644)
-
-	w1 := cachedWriter(t, filepath.Join(root, "t1"), cache)
-	rel1, d1 := captureOne(t, w1, lib)
-	closeVerified(t, w1)
+	root, cache, lib := cacheFixture(t, strings.Repeat("library ", 3000))
+	w1, rel1, d1 := captureCached(t, filepath.Join(root, "t1"), cache, lib)
 	if fi, err := os.Stat(cache); err != nil || fi.Mode().Perm() != 0o700 {
 		t.Fatalf("cache directory: %v %v", fi, err)
 	}
@@ -88,9 +106,7 @@ func TestFileCacheHit(t *testing.T) {
 		t.Error("the cache's copy is not the first trace's")
 	}
 
-	w2 := cachedWriter(t, filepath.Join(root, "t2"), cache)
-	rel2, d2 := captureOne(t, w2, lib)
-	closeVerified(t, w2)
+	w2, rel2, d2 := captureCached(t, filepath.Join(root, "t2"), cache, lib)
 	got := filepath.Join(w2.Dir(), rel2)
 	if !sameInode(t, got, data[0]) || sameInode(t, got, lib) {
 		t.Error("second capture did not link the cache's copy")
@@ -109,20 +125,13 @@ func TestFileCacheHit(t *testing.T) {
 // TestFileCacheChanged: a file changed in place, even to the same size,
 // is a new version: copied, with its new content.
 func TestFileCacheChanged(t *testing.T) {
-	root := t.TempDir()
-	cache := filepath.Join(root, "cache")
-	lib := filepath.Join(root, "lib.so")
-	os.WriteFile(lib, []byte("version 1"), 0o644)
-	w1 := cachedWriter(t, filepath.Join(root, "t1"), cache)
-	captureOne(t, w1, lib)
-	closeVerified(t, w1)
+	root, cache, lib := cacheFixture(t, "version 1")
+	captureCached(t, filepath.Join(root, "t1"), cache, lib)
 
 	f, _ := os.OpenFile(lib, os.O_WRONLY, 0)
 	f.WriteString("version 2")
 	f.Close()
-	w2 := cachedWriter(t, filepath.Join(root, "t2"), cache)
-	rel, _ := captureOne(t, w2, lib)
-	closeVerified(t, w2)
+	w2, rel, _ := captureCached(t, filepath.Join(root, "t2"), cache, lib)
 	if b, _ := os.ReadFile(filepath.Join(w2.Dir(), rel)); string(b) != "version 2" {
 		t.Errorf("captured %q", b)
 	}
@@ -134,10 +143,7 @@ func TestFileCacheChanged(t *testing.T) {
 // TestFileCacheRecent: a file changed within stableAge is copied but not
 // entered in the cache.
 func TestFileCacheRecent(t *testing.T) {
-	root := t.TempDir()
-	cache := filepath.Join(root, "cache")
-	lib := filepath.Join(root, "lib.so")
-	os.WriteFile(lib, []byte("fresh"), 0o644)
+	root, cache, lib := cacheFixture(t, "fresh")
 	w := mustCreate(t, filepath.Join(root, "t"))
 	w.UseFileCache(cache)
 	captureOne(t, w, lib)
@@ -150,13 +156,8 @@ func TestFileCacheRecent(t *testing.T) {
 // TestFileCacheDamaged: a cached copy deleted, or written through one of
 // its links, is not used: the file is copied anew and the cache mended.
 func TestFileCacheDamaged(t *testing.T) {
-	root := t.TempDir()
-	cache := filepath.Join(root, "cache")
-	lib := filepath.Join(root, "lib.so")
-	os.WriteFile(lib, []byte("the library"), 0o644)
-	w := cachedWriter(t, filepath.Join(root, "t0"), cache)
-	_, want := captureOne(t, w, lib)
-	closeVerified(t, w)
+	root, cache, lib := cacheFixture(t, "the library")
+	_, _, want := captureCached(t, filepath.Join(root, "t0"), cache, lib)
 
 	for i, damage := range []func(p string){
 		func(p string) { os.Remove(p) },
@@ -172,9 +173,7 @@ func TestFileCacheDamaged(t *testing.T) {
 			t.Fatalf("case %d: cache holds %v", i, data)
 		}
 		damage(data[0])
-		w := cachedWriter(t, filepath.Join(root, fmt.Sprint("t", i+1)), cache)
-		rel, d := captureOne(t, w, lib)
-		closeVerified(t, w)
+		w, rel, d := captureCached(t, filepath.Join(root, fmt.Sprint("t", i+1)), cache, lib)
 		if b, _ := os.ReadFile(filepath.Join(w.Dir(), rel)); string(b) != "the library" || d != want {
 			t.Errorf("case %d: captured %q %v", i, b, d)
 		}
@@ -187,10 +186,7 @@ func TestFileCacheDamaged(t *testing.T) {
 // TestFileCacheConcurrent: recorders capturing the same new file at once
 // all get a good copy, and the cache ends with one valid entry.
 func TestFileCacheConcurrent(t *testing.T) {
-	root := t.TempDir()
-	cache := filepath.Join(root, "cache")
-	lib := filepath.Join(root, "lib.so")
-	os.WriteFile(lib, []byte(strings.Repeat("shared ", 50000)), 0o644)
+	root, cache, lib := cacheFixture(t, strings.Repeat("shared ", 50000))
 	var wg sync.WaitGroup
 	ws := make([]*Writer, 6)
 	for i := range ws {
@@ -215,9 +211,7 @@ func TestFileCacheConcurrent(t *testing.T) {
 	if m := cacheEntries(t, cache, "tmp-"); len(m) != 0 {
 		t.Errorf("temporary entries left: %v", m)
 	}
-	w := cachedWriter(t, filepath.Join(root, "after"), cache)
-	rel, _ := captureOne(t, w, lib)
-	closeVerified(t, w)
+	w, rel, _ := captureCached(t, filepath.Join(root, "after"), cache, lib)
 	if nlinkOf(t, filepath.Join(w.Dir(), rel)) < 2 {
 		t.Error("capture after the race did not use the cache")
 	}
@@ -226,15 +220,10 @@ func TestFileCacheConcurrent(t *testing.T) {
 // TestFileCacheCrossDevice: a cache on another filesystem (EXDEV) is
 // given up; the file is copied.
 func TestFileCacheCrossDevice(t *testing.T) {
-	root := t.TempDir()
-	cache := filepath.Join(root, "cache")
-	lib := filepath.Join(root, "lib.so")
-	os.WriteFile(lib, []byte("the library"), 0o644)
-	w := cachedWriter(t, filepath.Join(root, "t1"), cache)
-	captureOne(t, w, lib) // enters it
-	closeVerified(t, w)
+	root, cache, lib := cacheFixture(t, "the library")
+	captureCached(t, filepath.Join(root, "t1"), cache, lib) // enters it
 
-	w = cachedWriter(t, filepath.Join(root, "t2"), cache)
+	w := cachedWriter(t, filepath.Join(root, "t2"), cache)
 	calls := 0
 	w.cache.link = func(o, n string) error {
 		calls++
@@ -280,9 +269,7 @@ func TestFileCachePrune(t *testing.T) {
 	captureOne(t, w, kept)
 	captureOne(t, w, gone)
 	closeVerified(t, w)
-	w2 := cachedWriter(t, filepath.Join(root, "t2"), cache)
-	captureOne(t, w2, kept)
-	closeVerified(t, w2)
+	w2, _, _ := captureCached(t, filepath.Join(root, "t2"), cache, kept)
 	os.RemoveAll(w.Dir()) // gone.so is now linked by the cache alone
 	os.WriteFile(filepath.Join(cache, "tmp-dead"), nil, 0o600)
 
@@ -294,9 +281,7 @@ func TestFileCachePrune(t *testing.T) {
 	if m := cacheEntries(t, cache, "tmp-"); len(m) != 0 {
 		t.Errorf("temporary entries left: %v", m)
 	}
-	w3 := cachedWriter(t, filepath.Join(root, "t3"), cache)
-	rel, _ := captureOne(t, w3, kept)
-	closeVerified(t, w3)
+	w3, rel, _ := captureCached(t, filepath.Join(root, "t3"), cache, kept)
 	if nlinkOf(t, filepath.Join(w3.Dir(), rel)) != 3 {
 		t.Error("kept entry not used")
 	}
