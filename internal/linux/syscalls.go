@@ -111,7 +111,7 @@ var syscallList = []Syscall{
 	{Nr: 69, Name: "msgsnd", MayBlock: true},
 	{Nr: 70, Name: "msgrcv", Custom: customMsgrcv, MayBlock: true},
 	{Nr: 71, Name: "msgctl", Custom: customMsgctl},
-	{Nr: 72, Name: "fcntl", Custom: customFcntl, MayBlock: true}, // F_SETLKW, F_OFD_SETLKW
+	{Nr: 72, Name: "fcntl", Custom: customFcntl, MayBlock: true, Buffered: true}, // F_SETLKW, F_OFD_SETLKW (the stub buffers F_GETFD/F_SETFD/F_GETFL/F_SETFL only)
 	{Nr: 73, Name: "flock", MayBlock: true},
 	{Nr: 74, Name: "fsync"},
 	{Nr: 75, Name: "fdatasync"},
@@ -287,7 +287,7 @@ var syscallList = []Syscall{
 	{Nr: 230, Name: "clock_nanosleep", Out: outs(onError(fixed(3, sizeTimespec))), MayBlock: true},
 	{Nr: 231, Name: "exit_group", Replay: Execute},
 	{Nr: 232, Name: "epoll_wait", Out: outs(fromRetN(1, sizeEpollEvent)), MayBlock: true, Buffered: true},
-	{Nr: 233, Name: "epoll_ctl"},
+	{Nr: 233, Name: "epoll_ctl", Buffered: true},
 	{Nr: 234, Name: "tgkill"},
 	{Nr: 235, Name: "utimes"},
 	{Nr: 236, Name: "vserver"}, // never implemented

@@ -84,6 +84,10 @@ entry:
 	je max_ioctl
 	cmp $202, %eax
 	je max_futex
+	cmp $72, %eax
+	je max_fcntl
+	cmp $233, %eax
+	je max_0
 	cmp $8, %eax
 	je max_0
 	cmp $190, %eax
@@ -237,6 +241,14 @@ max_epoll:
 	movl %eax, PROBE_NR
 	mov $0, %r10d
 	jmp check
+max_fcntl:
+	# F_GETFD, F_SETFD, F_GETFL and F_SETFL only (the kernel takes the
+	# command's low 32 bits): they write no memory and never block. Go
+	# makes F_GETFL and F_SETFL at every os.Open.
+	lea -1(%rsi), %ecx
+	cmp $3, %ecx
+	ja traced
+	jmp max_0
 max_ioctl:
 	# FICLONE only (no output; it changes the destination file's data).
 	cmp $0x40049409, %rsi
