@@ -68,12 +68,6 @@ func (r *recorder) onEntry(t *task) error {
 	r.calls.traced(nr, regs[ptrace.RIP])
 	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
 		t.forceTrace = false // the stub's call, restarted under ptrace
-		if nr == unix.SYS_RESTART_SYSCALL && t.interrupted == nil {
-			// A buffered call a signal interrupted with
-			// -ERESTART_RESTARTBLOCK (a probed poll): its registers are
-			// in the record the stub reserved.
-			t.interrupted = r.stubCall(t)
-		}
 	}
 	if err := r.emit(&trace.Event{Kind: trace.KindSyscallEntry, Tid: int32(t.tid), Sysno: int32(nr), Regs: &regs}); err != nil {
 		return err

@@ -312,6 +312,9 @@ func fdWritable(tid, fd int) bool {
 // continues (it leaves the stub within a few instructions; a point
 // inside it is never taken).
 func (r *recorder) stubInterrupted(t *task, regs *trace.Regs) error {
+	if err := r.reprobe(t, regs); err != nil {
+		return err
+	}
 	if regs[ptrace.RIP] == syscallbuf.SyscallRet && !probing(t) {
 		nr := regs[ptrace.ORIGRAX]
 		switch int64(regs[ptrace.RAX]) {
@@ -343,22 +346,23 @@ func probing(t *task) bool {
 	return t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrProbeNr, nr[:]) == nil && nr != [4]byte{}
 }
 
-// stubCall returns the call whose record t's stub reserved and has not
-// committed (nil when that cannot be read).
-func (r *recorder) stubCall(t *task) *interruptedCall {
-	var fill [4]byte
-	if t.buf == nil || !t.buf.mapped || t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrFill, fill[:]) != nil {
+// reprobe makes a probe that a signal gorr does not deliver now (its
+// watchdog's, an asynchronous one it holds) interrupted with
+// -ERESTART_RESTARTBLOCK start again at the stub's buffered instruction
+// with its own number, instead of resuming as restart_syscall: replay
+// sees the thread arrive there with that number (the interrupted
+// attempt leaves no trace). With its zero timeout the probe made again
+// is the same call.
+func (r *recorder) reprobe(t *task, regs *trace.Regs) error {
+	if !r.bufOn || regs[ptrace.RIP] != syscallbuf.SyscallRet || int64(regs[ptrace.RAX]) != -516 || !probing(t) {
 		return nil
 	}
-	var rec [64]byte
-	if t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrLen+uint64(binary.LittleEndian.Uint32(fill[:])), rec[:]) != nil {
-		return nil
+	regs[ptrace.RAX] = regs[ptrace.ORIGRAX]
+	regs[ptrace.RIP] = syscallbuf.SyscallInsn
+	if err := t.thread().SetRegs(regs); err != nil {
+		return r.lost(t, err)
 	}
-	c := &interruptedCall{sc: linux.Lookup(int(binary.LittleEndian.Uint32(rec[4:])))}
-	for i := range c.args {
-		c.args[i] = binary.LittleEndian.Uint64(rec[16+8*i:])
-	}
-	return c
+	return nil
 }
 
 // vsysCaller is the return address of a call into the vsyscall page
