@@ -288,7 +288,7 @@ func decodeSites(data []byte, start, end int, sym bool, cands map[int]bool, out 
 					if pre > maxPre {
 						break
 					}
-					if pre+2+n >= 7 {
+					if pre+2+n >= 7 && pre+n <= maxDisp { // (the trampoline has room for maxDisp)
 						out[pc] = found{nr: prevNr, disp: n, pre: pre}
 						got = append(got, pc)
 						break

@@ -349,3 +349,36 @@ func TestVsysSite(t *testing.T) {
 		t.Fatalf("ops %v, want %v", ops, want)
 	}
 }
+
+// TestTrampolinePre: musl's `mov 8(%rsp), %r9; mov %rcx, %rdx; syscall;
+// ret` runs its moves before the red-zone step and returns after the
+// stub.
+func TestTrampolinePre(t *testing.T) {
+	pre := []byte{0x4c, 0x8b, 0x4c, 0x24, 0x08, 0x48, 0x89, 0xca}
+	const site = 0x401000
+	const tr = TrampBase + 64
+	s := Site{Off: 0x1000, Nr: DynNr, Pre: pre, Disp: []byte{0xc3}}
+	if s.Len() != 11 {
+		t.Fatalf("Len %d", s.Len())
+	}
+	b := Trampoline(tr, site, pre, s.Disp)
+	if len(b) != trampLen || binary.LittleEndian.Uint64(b[8:]) != site+11 {
+		t.Fatalf("%d bytes, slots %x", len(b), b[:16])
+	}
+	var ops []x86asm.Op
+	for pc := 16; ; {
+		inst, err := x86asm.Decode(b[pc:], 64)
+		if err != nil {
+			t.Fatalf("decode at %d: %v", pc, err)
+		}
+		ops = append(ops, inst.Op)
+		pc += inst.Len
+		if inst.Op == x86asm.RET {
+			break
+		}
+	}
+	want := []x86asm.Op{x86asm.MOV, x86asm.MOV, x86asm.LEA, x86asm.CALL, x86asm.LEA, x86asm.RET}
+	if fmt.Sprint(ops) != fmt.Sprint(want) {
+		t.Fatalf("ops %v, want %v", ops, want)
+	}
+}
