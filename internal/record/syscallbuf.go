@@ -35,22 +35,13 @@ type bufState struct {
 // process where Base is taken simply runs without the buffer.
 func (r *recorder) setupBuf(t *task) error {
 	t.buf = &bufState{}
-	ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, syscallbuf.Base, syscallbuf.Size,
-		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0)
-	if err != nil {
-		return fmt.Errorf("map the syscall buffer: %w", err)
-	}
-	if uint64(ret) != syscallbuf.Base {
-		r.logf("tid %d: no syscall buffer (0x%x is taken: %d)", t.tid, syscallbuf.Base, ret)
-		return nil
+	if ok, err := r.mapBuf(t); !ok || err != nil {
+		return err
 	}
 	if err := t.mem.WriteMem(syscallbuf.Base, syscallbuf.Code()); err != nil {
 		return err
 	}
 	if err := t.mem.WriteMem(syscallbuf.FprogAt, syscallbuf.Fprog()); err != nil {
-		return err
-	}
-	if _, err := tracee.MustInject(t.tid, t.sc, unix.SYS_MPROTECT, syscallbuf.Base, syscallbuf.TrampEnd-syscallbuf.Base, unix.PROT_READ|unix.PROT_EXEC); err != nil {
 		return err
 	}
 	if !r.filterOn {
@@ -99,6 +90,44 @@ func (r *recorder) setupBuf(t *task) error {
 		}
 	}
 	return nil
+}
+
+// mapBuf maps the stub's code and trampolines (read-only, executable:
+// setupBuf writes them as a debugger writes code) and the buffer, with
+// one stop: both mmaps run as one injected batch (tracee.InjectBatchInRegs)
+// whose code sits for the while at the start of the vDSO page holding
+// t.sc, the bytes there put back after. ok is false when Base is taken.
+func (r *recorder) mapBuf(t *task) (ok bool, err error) {
+	const noreplace = unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_FIXED_NOREPLACE
+	calls := []tracee.Call{
+		{Nr: unix.SYS_MMAP, Args: [6]uint64{syscallbuf.Base, syscallbuf.TrampEnd - syscallbuf.Base, unix.PROT_READ | unix.PROT_EXEC, noreplace, ^uint64(0), 0}},
+		{Nr: unix.SYS_MMAP, Args: [6]uint64{syscallbuf.TrampEnd, syscallbuf.Base + syscallbuf.Size - syscallbuf.TrampEnd, unix.PROT_READ | unix.PROT_WRITE, noreplace, ^uint64(0), 0}},
+	}
+	code := t.sc &^ (pageSize - 1)
+	saved := make([]byte, tracee.BatchCode(len(calls)))
+	if err := t.mem.ReadMem(code, saved); err != nil {
+		return false, fmt.Errorf("map the syscall buffer: %w", err)
+	}
+	res, err := tracee.InjectBatchInRegs(t.tid, t.mem, code, calls)
+	if werr := t.mem.WriteMem(code, saved); err == nil && werr != nil {
+		err = werr
+	}
+	if err != nil {
+		return false, fmt.Errorf("map the syscall buffer: %w", err)
+	}
+	if uint64(res[0]) == syscallbuf.Base && uint64(res[1]) == syscallbuf.TrampEnd {
+		return true, nil
+	}
+	// Taken (in part): undo what was mapped, and run without the buffer.
+	for i, c := range calls {
+		if uint64(res[i]) == c.Args[0] {
+			if _, err := tracee.MustInject(t.tid, t.sc, unix.SYS_MUNMAP, c.Args[0], c.Args[1]); err != nil {
+				return false, fmt.Errorf("map the syscall buffer: %w", err)
+			}
+		}
+	}
+	r.logf("tid %d: no syscall buffer (0x%x is taken: %d, %d)", t.tid, syscallbuf.Base, res[0], res[1])
+	return false, nil
 }
 
 // patchBufSites redirects the syscall sites of the captured file rel

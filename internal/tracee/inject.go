@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
@@ -103,6 +104,9 @@ const callCode = 5 + 6*10 + 2 + 7
 // their code, a final int3, and a result slot each.
 func BatchSize(n int) uint64 { return uint64(n*callCode+1+7)&^7 + uint64(8*n) }
 
+// BatchCode is how many bytes InjectBatchInRegs writes for n calls.
+func BatchCode(n int) uint64 { return uint64(n*callCode + 1) }
+
 // InjectBatch runs calls one after the other in stopped task tid, without
 // a stop between them: it writes their code at code (mapped readable,
 // writable and executable, BatchSize(len(calls)) bytes that the calls
@@ -112,16 +116,45 @@ func BatchSize(n int) uint64 { return uint64(n*callCode+1+7)&^7 + uint64(8*n) }
 // discarded, as MustInject does. The task must be stopped where resuming
 // runs user code (a signal stop or a syscall-exit stop).
 func InjectBatch(tid int, mem *Mem, code uint64, calls []Call) ([]int64, error) {
+	return injectBatch(tid, mem, code, calls, false)
+}
+
+// resultRegs keep the results of InjectBatchInRegs (the system call
+// instruction changes only rax, rcx and r11).
+var resultRegs = [...]struct {
+	reg  int
+	code [3]byte // mov reg, rax
+}{
+	{ptrace.RBX, [3]byte{0x48, 0x89, 0xc3}}, {ptrace.RBP, [3]byte{0x48, 0x89, 0xc5}},
+	{ptrace.R12, [3]byte{0x49, 0x89, 0xc4}}, {ptrace.R13, [3]byte{0x49, 0x89, 0xc5}},
+	{ptrace.R14, [3]byte{0x49, 0x89, 0xc6}}, {ptrace.R15, [3]byte{0x49, 0x89, 0xc7}},
+}
+
+// InjectBatchInRegs is InjectBatch for code that the tracee may execute
+// but not write (the vDSO): at most six calls, without FdOf, whose
+// results are kept in registers, and only BatchSize(len(calls)) bytes at
+// code are written (by gorr, as a debugger writes code).
+func InjectBatchInRegs(tid int, mem *Mem, code uint64, calls []Call) ([]int64, error) {
+	if len(calls) > len(resultRegs) {
+		return nil, fmt.Errorf("inject a batch into tid %d: %d calls, at most %d keep their results in registers", tid, len(calls), len(resultRegs))
+	}
+	return injectBatch(tid, mem, code, calls, true)
+}
+
+func injectBatch(tid int, mem *Mem, code uint64, calls []Call, inRegs bool) ([]int64, error) {
 	if len(calls) == 0 {
 		return nil, nil
 	}
 	end := uint64(len(calls) * callCode)
 	results := (end + 1 + 7) &^ 7
 	buf := make([]byte, results+uint64(8*len(calls)))
+	if inRegs {
+		buf = buf[:end+1]
+	}
 	argOps := [6][2]byte{{0x48, 0xbf}, {0x48, 0xbe}, {0x48, 0xba}, {0x49, 0xba}, {0x49, 0xb8}, {0x49, 0xb9}}
 	p := buf[:0]
 	for i, c := range calls {
-		if c.FdOf < 0 || c.FdOf > i {
+		if c.FdOf < 0 || c.FdOf > i || inRegs && c.FdOf != 0 {
 			return nil, fmt.Errorf("inject a batch into tid %d: call %d takes the result of call %d", tid, i, c.FdOf-1)
 		}
 		p = append(p, 0xb8)
@@ -137,6 +170,12 @@ func InjectBatch(tid int, mem *Mem, code uint64, calls []Call) ([]int64, error) 
 			}
 			p = append(p, op[0], op[1])
 			p = binary.LittleEndian.AppendUint64(p, c.Args[j])
+		}
+		if inRegs {
+			// syscall; mov reg, rax; nop (the store's 7 bytes)
+			rr := resultRegs[i].code
+			p = append(p, 0x0f, 0x05, rr[0], rr[1], rr[2], 0x0f, 0x1f, 0x40, 0x00)
+			continue
 		}
 		p = append(p, 0x0f, 0x05, 0x48, 0x89, 0x05)
 		next := uint64(len(p) + 4) // rip after this instruction
@@ -157,13 +196,15 @@ func InjectBatch(tid int, mem *Mem, code uint64, calls []Call) ([]int64, error) 
 	if err := th.SetRegs(&r); err != nil {
 		return nil, err
 	}
+	var final machine.Regs
 	if _, err := th.RunUntil(ptrace.Cont, 0, func(st ptrace.Stop) (ptrace.Action, error) {
 		switch st.Kind {
 		case ptrace.StopExited:
 			return ptrace.Accept, fmt.Errorf("inject a batch into tid %d: %w", tid, ErrGone)
 		case ptrace.StopSignal:
 			if st.Signal == int(unix.SIGTRAP) {
-				if out, err := th.GetRegs(); err == nil && out[ptrace.RIP] == code+end+1 {
+				var err error
+				if final, err = th.GetRegs(); err == nil && final[ptrace.RIP] == code+end+1 {
 					return ptrace.Accept, nil
 				}
 				return ptrace.Accept, fmt.Errorf("inject a batch into tid %d: SIGTRAP outside the batch", tid)
@@ -182,11 +223,17 @@ func InjectBatch(tid int, mem *Mem, code uint64, calls []Call) ([]int64, error) 
 	if err := th.SetRegs(&saved); err != nil {
 		return nil, err
 	}
+	out := make([]int64, len(calls))
+	if inRegs {
+		for i := range out {
+			out[i] = int64(final[resultRegs[i].reg])
+		}
+		return out, nil
+	}
 	res := make([]byte, 8*len(calls))
 	if err := mem.ReadMem(code+results, res); err != nil {
 		return nil, fmt.Errorf("inject a batch into tid %d: results: %w", tid, err)
 	}
-	out := make([]int64, len(calls))
 	for i := range out {
 		out[i] = int64(binary.LittleEndian.Uint64(res[8*i:]))
 	}
