@@ -479,8 +479,9 @@ func TestSyscallBufferGoSites(t *testing.T) {
 
 // A static musl program: its cancellable calls (read, pread, close) all
 // end in __syscall_cp_c's `syscall; ret`, redirected with the moves before
-// the syscall displaced into the trampoline; fstat and getpid are sites
-// of glibc's shapes.
+// the syscall displaced into the trampoline; lseek's `syscall; mov %rax,
+// %rdi; jmp __syscall_ret` with the tail jump made from the trampoline;
+// fstat and getpid are sites of glibc's shapes.
 func TestSyscallBufferMusl(t *testing.T) {
 	if _, err := exec.LookPath("musl-gcc"); err != nil {
 		t.Skip("no musl-gcc (apt-get install musl-tools)")
@@ -501,6 +502,7 @@ int main(void) {
 	for (int i = 0; i < 50; i++) {
 		tot += pread(fd, buf, sizeof buf, 0);
 		tot += read(fd, buf, 1);
+		tot += lseek(fd, 0, SEEK_SET);
 		fstat(fd, &st);
 		tot += getpid() % 3;
 	}
@@ -517,7 +519,7 @@ int main(void) {
 		t.Fatalf("musl-gcc: %v\n%s", err, out)
 	}
 	_, _, evs := recordBuffered(t, bin)
-	for name, nr := range map[string]int32{"read": 0, "close": 3, "fstat": 5, "pread64": 17, "getpid": 39} {
+	for name, nr := range map[string]int32{"read": 0, "close": 3, "fstat": 5, "lseek": 8, "pread64": 17, "getpid": 39} {
 		if n := buffered(evs, nr); n == 0 || nr != 3 && n < 50 {
 			t.Errorf("%d buffered %s", n, name)
 		}

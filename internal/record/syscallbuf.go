@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
@@ -328,19 +329,69 @@ func fdWritable(tid, fd int) bool {
 
 // stubInterrupted handles the watchdog's signal in the stub. A buffered
 // call blocked in the kernel (interrupted, to be restarted) is
-// "descheduled": the thread is resumed so that the kernel restarts the
-// call under ptrace, where it becomes an ordinary traced call that may
-// block while other threads run. Anywhere else in the stub the thread
-// just continues (it leaves the stub within a few instructions; a point
+// "descheduled" as rr does: the thread is moved to the stub's
+// DeschedEntry with the call's number (restart_syscall for a call the
+// kernel resumes so) in rax, where the stub releases the buffer, so that
+// other threads use it meanwhile, and makes the call again from a traced
+// instruction: an ordinary traced call that may block while other
+// threads run, recorded once, by ptrace (the stub abandons the record it
+// had reserved). A call the signal ended with EINTR (one the kernel
+// never restarts) is made again the same way: the program never sees
+// the watchdog's signal. Anywhere else in the stub the thread just
+// continues (it leaves the stub within a few instructions; a point
 // inside it is never taken).
 func (r *recorder) stubInterrupted(t *task, regs *trace.Regs) error {
-	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
+	if err := r.reprobe(t, regs); err != nil {
+		return err
+	}
+	if regs[ptrace.RIP] == syscallbuf.SyscallRet && !probing(t) {
+		nr := regs[ptrace.ORIGRAX]
 		switch int64(regs[ptrace.RAX]) {
-		case -512, -513, -514:
-			return r.resumeUserMode(t, ptrace.Syscall)
+		case -int64(unix.EINTR), -512, -513, -514:
+		case -516: // ERESTART_RESTARTBLOCK
+			// The kernel resumes the call with restart_syscall, which
+			// writes that call's outputs (onExit).
+			t.interrupted = &interruptedCall{sc: linux.Lookup(linux.Nr(nr)), args: linux.Args(ptrace.SyscallArgs(regs))}
+			nr = unix.SYS_RESTART_SYSCALL
+		default:
+			return r.resumeUser(t)
+		}
+		regs[ptrace.RIP] = syscallbuf.DeschedEntry
+		regs[ptrace.RAX] = nr
+		if err := t.thread().SetRegs(regs); err != nil {
+			return r.lost(t, err)
 		}
 	}
 	return r.resumeUser(t)
+}
+
+// probing tells whether t's stub is in a probe (HdrProbeNr set): a call
+// made with a zero timeout that returns at once, after which the stub
+// itself makes the blocking call traced if needed. It is not moved to
+// DeschedEntry (the probe's state is in the shared header, which other
+// threads would then use): the kernel restarts it where it is.
+func probing(t *task) bool {
+	var nr [4]byte
+	return t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrProbeNr, nr[:]) == nil && nr != [4]byte{}
+}
+
+// reprobe makes a probe that a signal gorr does not deliver now (its
+// watchdog's, an asynchronous one it holds) interrupted with
+// -ERESTART_RESTARTBLOCK start again at the stub's buffered instruction
+// with its own number, instead of resuming as restart_syscall: replay
+// sees the thread arrive there with that number (the interrupted
+// attempt leaves no trace). With its zero timeout the probe made again
+// is the same call.
+func (r *recorder) reprobe(t *task, regs *trace.Regs) error {
+	if !r.bufOn || regs[ptrace.RIP] != syscallbuf.SyscallRet || int64(regs[ptrace.RAX]) != -516 || !probing(t) {
+		return nil
+	}
+	regs[ptrace.RAX] = regs[ptrace.ORIGRAX]
+	regs[ptrace.RIP] = syscallbuf.SyscallInsn
+	if err := t.thread().SetRegs(regs); err != nil {
+		return r.lost(t, err)
+	}
+	return nil
 }
 
 // vsysCaller is the return address of a call into the vsyscall page

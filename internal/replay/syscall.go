@@ -127,6 +127,15 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	if err != nil {
 		return err
 	}
+	if ev.Regs[ptrace.RIP] == syscallbuf.DeschedRet && regs[ptrace.RIP] == syscallbuf.SyscallRet {
+		if exe {
+			// (The buffered calls replay executes never block.)
+			return rp.diverge(ev, "a buffered call that blocked, which replay would have to run for real")
+		}
+		if err := rp.desched(ev, t, &regs); err != nil {
+			return err
+		}
+	}
 	if d := compareRegs(ev.Regs, &regs); len(d) > 0 {
 		return rp.diverge(ev, "entering "+linux.Name(nr), d...)
 	}

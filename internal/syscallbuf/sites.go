@@ -37,13 +37,19 @@ import (
 // without a syscall stop, and only the buffer's seccomp filter would
 // see them. The mov's immediate is redirected to a trampoline that
 // makes the call through the stub and returns as the page does.
+//
+// With TailLen set, Disp is followed by a direct jump of TailLen bytes to
+// the function at file offset Tail (musl's `syscall; mov %rax, %rdi; jmp
+// __syscall_ret`): the trampoline jumps there instead of back.
 type Site struct {
-	Off  uint64
-	Nr   int
-	Pre  []byte `json:",omitempty"`
-	Disp []byte
-	Ret  bool
-	Vsys bool `json:",omitempty"`
+	Off     uint64
+	Nr      int
+	Pre     []byte `json:",omitempty"`
+	Disp    []byte
+	Ret     bool
+	Vsys    bool   `json:",omitempty"`
+	Tail    uint64 `json:",omitempty"`
+	TailLen int    `json:",omitempty"`
 }
 
 // DynNr is the Nr of a site whose number is only known at run time.
@@ -57,7 +63,7 @@ func (s *Site) Len() uint64 {
 	if s.Ret {
 		return siteLen
 	}
-	return uint64(len(s.Pre)) + 2 + uint64(len(s.Disp))
+	return uint64(len(s.Pre)) + 2 + uint64(len(s.Disp)) + uint64(s.TailLen)
 }
 
 // siteLen is how many bytes a patched `mov; syscall; ret` site replaces.
@@ -160,9 +166,15 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 			}
 			ends[b] = e
 		}
+		funcs := map[int]bool{} // the function starts in the section
+		for _, a := range starts {
+			if a >= s.Addr && a < s.Addr+uint64(len(data)) {
+				funcs[int(a-s.Addr)] = true
+			}
+		}
 		found := map[int]found{} // syscall offset -> number, displaced bytes
 		for b, e := range ends {
-			decodeSites(data, b, e, isSym[b], cands, found)
+			decodeSites(data, b, e, isSym[b], funcs, cands, found)
 		}
 		// A symbol inside the replaced bytes is a label code may jump
 		// to or look for (musl's __cp_end, which its cancellation
@@ -175,7 +187,7 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 			for c, f := range found {
 				n := siteLen
 				if f.disp > 0 {
-					n = 2 + f.disp
+					n = 2 + f.disp + f.tailLen
 				}
 				if f.vsys {
 					n = 7
@@ -196,6 +208,9 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 			st := Site{Off: fo, Nr: f.nr, Ret: f.disp == 0 && !f.vsys, Vsys: f.vsys}
 			if f.disp > 0 {
 				st.Disp = append([]byte(nil), data[c+2:c+2+f.disp]...)
+			}
+			if f.tailLen > 0 {
+				st.Tail, st.TailLen = s.Offset+uint64(f.tail), f.tailLen
 			}
 			if f.pre > 0 {
 				st.Off -= uint64(f.pre)
@@ -240,6 +255,7 @@ func goFuncStarts(f *elf.File) []uint64 {
 type found struct {
 	nr, disp, pre int
 	vsys          bool
+	tail, tailLen int // a jump to the function at tail ends the displaced code
 }
 
 // decodeSites decodes the function [start, end), noting each candidate
@@ -250,7 +266,7 @@ type found struct {
 // syscall writes rax; Go's register-ABI Syscall6), and followed by
 // instructions that can be displaced, unless a branch in the function
 // lands inside the replaced bytes.
-func decodeSites(data []byte, start, end int, sym bool, cands map[int]bool, out map[int]found) {
+func decodeSites(data []byte, start, end int, sym bool, funcs, cands map[int]bool, out map[int]found) {
 	prevNr := -1
 	if sym {
 		prevNr = DynNr
@@ -281,6 +297,10 @@ func decodeSites(data []byte, start, end int, sym bool, cands map[int]bool, out 
 			if n := displaced(data[pc+2 : min(len(data), end)]); n > 0 {
 				out[pc] = found{nr: prevNr, disp: n}
 				got = append(got, pc)
+			} else if n, jl, to := jmpTail(data[pc+2 : min(len(data), end)]); n > 0 && funcs[pc+2+n+jl+to] {
+				// A tail call: the flags are dead at a function's entry.
+				out[pc] = found{nr: prevNr, disp: n, tail: pc + 2 + n + jl + to, tailLen: jl}
+				got = append(got, pc)
 			} else if n := retTail(data[pc+2 : min(len(data), end)]); n > 0 && sym {
 				// Too short: take the moves before the syscall too.
 				for i := len(prev) - 1; i >= 0; i-- {
@@ -288,7 +308,7 @@ func decodeSites(data []byte, start, end int, sym bool, cands map[int]bool, out 
 					if pre > maxPre {
 						break
 					}
-					if pre+2+n >= 7 {
+					if pre+2+n >= 7 && pre+n <= maxDisp { // (the trampoline has room for maxDisp)
 						out[pc] = found{nr: prevNr, disp: n, pre: pre}
 						got = append(got, pc)
 						break
@@ -320,7 +340,7 @@ func decodeSites(data []byte, start, end int, sym bool, cands map[int]bool, out 
 	for _, c := range got {
 		n := siteLen
 		if d := out[c].disp; d > 0 {
-			n = 2 + d
+			n = 2 + d + out[c].tailLen
 		}
 		if out[c].vsys {
 			n = 7 // only the mov's immediate changes
@@ -355,6 +375,29 @@ func preMovable(inst x86asm.Inst) bool {
 		}
 	}
 	return true
+}
+
+// jmpTail returns, for code that is moves (as preMovable allows them)
+// followed by a direct unconditional jump, at least 5 bytes in all, the
+// moves' length, the jump's and its displacement; zeros if it is not.
+func jmpTail(code []byte) (n, jl, rel int) {
+	for n < maxDisp {
+		inst, err := x86asm.Decode(code[n:], 64)
+		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
+			return 0, 0, 0
+		}
+		if r, ok := inst.Args[0].(x86asm.Rel); ok && inst.Op == x86asm.JMP {
+			if n == 0 || n+inst.Len < 5 {
+				return 0, 0, 0
+			}
+			return n, inst.Len, int(r)
+		}
+		if !preMovable(inst) {
+			return 0, 0, 0
+		}
+		n += inst.Len
+	}
+	return 0, 0, 0
 }
 
 // retTail returns the length of code that is moves (as displaced allows
@@ -472,6 +515,9 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 		if s.Off < off || s.Off+s.Len() > off+n {
 			continue
 		}
+		if s.TailLen > 0 && (s.Tail < off || s.Tail >= off+n) {
+			continue // the jump's target is not in this mapping
+		}
 		if *next+trampLen > TrampEnd {
 			break
 		}
@@ -484,6 +530,9 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 			continue
 		}
 		tr := Trampoline(t, site, s.Pre, s.Disp)
+		if s.TailLen > 0 {
+			binary.LittleEndian.PutUint64(tr[8:], start+s.Tail-off)
+		}
 		if s.Ret {
 			tr = RetTrampoline(t, s.Nr)
 		}

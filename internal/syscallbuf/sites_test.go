@@ -136,6 +136,23 @@ func TestScanGo(t *testing.T) {
 	}
 }
 
+func TestJmpTail(t *testing.T) {
+	for _, c := range []struct {
+		code        []byte
+		n, jl, disp int
+	}{
+		{[]byte{0x48, 0x89, 0xc7, 0xe9, 0x0b, 0xd4, 0xff, 0xff}, 3, 5, -0x2bf5}, // mov %rax, %rdi; jmp rel32
+		{[]byte{0x48, 0x89, 0xc7, 0xeb, 0x10}, 3, 2, 0x10},                      // mov; jmp rel8
+		{[]byte{0xe9, 0x00, 0x01, 0x00, 0x00}, 0, 0, 0},                         // no move: not a displaced site
+		{[]byte{0x48, 0x89, 0xc7, 0x75, 0x10, 0x90, 0x90}, 0, 0, 0},             // a conditional jump
+		{[]byte{0x48, 0x89, 0xc7, 0xe8, 0x00, 0x01, 0x00, 0x00}, 0, 0, 0},       // a call
+	} {
+		if n, jl, d := jmpTail(c.code); n != c.n || jl != c.jl || d != c.disp {
+			t.Errorf("jmpTail(% x) = %d, %d, %d", c.code, n, jl, d)
+		}
+	}
+}
+
 func TestDisplaced(t *testing.T) {
 	for _, c := range []struct {
 		code []byte
@@ -254,7 +271,7 @@ func TestScanMusl(t *testing.T) {
 		"static void *th(void *a) { char c; (void)a; for (;;) read(0, &c, 1); return 0; }\n"+
 		"int main(int argc, char **argv) { char c; (void)argv;\n"+
 		"#ifdef CANCEL\nif (argc > 1) { pthread_t t; pthread_create(&t, 0, th, 0); pthread_cancel(t); }\n#else\n(void)th;\n#endif\n"+
-		"return read(0, &c, 1) + getpid() > 0; }\n"), 0o644); err != nil {
+		"return read(0, &c, 1) + getpid() + lseek(0, 0, SEEK_CUR) > 0; }\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -264,6 +281,7 @@ func TestScanMusl(t *testing.T) {
 	}{
 		{[]string{"-DNONE"}, "__syscall_cp_c", true},
 		{[]string{"-DNONE"}, "getpid", true},
+		{[]string{"-DNONE"}, "lseek", true},
 		{[]string{"-DCANCEL"}, "__syscall_cp_asm", false},
 	} {
 		exe := filepath.Join(dir, "m"+c.args[0])
@@ -299,6 +317,9 @@ func TestScanMusl(t *testing.T) {
 		}
 		if got != nil && c.fn == "__syscall_cp_c" && (got.Nr != DynNr || len(got.Pre) == 0 || len(got.Pre)+2+len(got.Disp) < 7) {
 			t.Errorf("__syscall_cp_c site %+v", *got)
+		}
+		if got != nil && c.fn == "lseek" && (got.Nr != 8 || got.TailLen != 5 || got.Len() < 7) {
+			t.Errorf("lseek site %+v", *got)
 		}
 	}
 }
@@ -347,5 +368,57 @@ func TestVsysSite(t *testing.T) {
 	want := []x86asm.Op{x86asm.LEA, x86asm.PUSH, x86asm.PUSH, x86asm.MOV, x86asm.CALL, x86asm.POP, x86asm.POP, x86asm.LEA, x86asm.RET}
 	if fmt.Sprint(ops) != fmt.Sprint(want) {
 		t.Fatalf("ops %v, want %v", ops, want)
+	}
+}
+
+// TestTrampolinePre: musl's `mov 8(%rsp), %r9; mov %rcx, %rdx; syscall;
+// ret` runs its moves before the red-zone step and returns after the
+// stub.
+func TestTrampolinePre(t *testing.T) {
+	pre := []byte{0x4c, 0x8b, 0x4c, 0x24, 0x08, 0x48, 0x89, 0xca}
+	const site = 0x401000
+	const tr = TrampBase + 64
+	s := Site{Off: 0x1000, Nr: DynNr, Pre: pre, Disp: []byte{0xc3}}
+	if s.Len() != 11 {
+		t.Fatalf("Len %d", s.Len())
+	}
+	b := Trampoline(tr, site, pre, s.Disp)
+	if len(b) != trampLen || binary.LittleEndian.Uint64(b[8:]) != site+11 {
+		t.Fatalf("%d bytes, slots %x", len(b), b[:16])
+	}
+	var ops []x86asm.Op
+	for pc := 16; ; {
+		inst, err := x86asm.Decode(b[pc:], 64)
+		if err != nil {
+			t.Fatalf("decode at %d: %v", pc, err)
+		}
+		ops = append(ops, inst.Op)
+		pc += inst.Len
+		if inst.Op == x86asm.RET {
+			break
+		}
+	}
+	want := []x86asm.Op{x86asm.MOV, x86asm.MOV, x86asm.LEA, x86asm.CALL, x86asm.LEA, x86asm.RET}
+	if fmt.Sprint(ops) != fmt.Sprint(want) {
+		t.Fatalf("ops %v, want %v", ops, want)
+	}
+}
+
+// TestPatchTail: a site ending in a tail jump leaves its trampoline
+// through the jump's target (in the same mapping), not back to the site.
+func TestPatchTail(t *testing.T) {
+	const start, off, n = 0x400000, 0, 0x10000
+	s := Site{Off: 0x421b, Nr: 8, Disp: []byte{0x48, 0x89, 0xc7}, Tail: 0x1630, TailLen: 5}
+	var next uint64
+	w := Patch([]Site{s}, start, off, n, &next)
+	if len(w) != 2 || w[1].Addr != start+0x421b || len(w[1].Data) != 10 {
+		t.Fatalf("writes %+v", w)
+	}
+	if got := binary.LittleEndian.Uint64(w[0].Data[8:]); got != start+0x1630 {
+		t.Errorf("trampoline leaves to 0x%x, want 0x%x", got, start+0x1630)
+	}
+	s.Tail = 0x20000 // beyond the mapping
+	if w := Patch([]Site{s}, start, off, n, &next); len(w) != 0 {
+		t.Errorf("patched with the jump's target outside the mapping: %+v", w)
 	}
 }
