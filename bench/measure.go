@@ -104,8 +104,9 @@ type traceSize struct {
 }
 
 // measureTrace sums the sizes of the regular files under dir. A file under
-// dir/files whose link count is above 1 is a hard link to the original
-// mapped file: it costs no space and counts as 0 (reported as linked).
+// dir/files whose link count is above 1 is a hard link to a copy in
+// gorr's file cache (shared with the cache and other traces): it costs
+// this trace no space and counts as 0 (reported as linked).
 func measureTrace(dir string) (traceSize, error) {
 	var s traceSize
 	filesDir := filepath.Join(dir, "files") + string(filepath.Separator)

@@ -67,8 +67,8 @@ func gorrIn(ctx context.Context, t *testing.T, save, dir string, env []string, a
 }
 
 // recordArtifact builds artifactProg with its data file in a fresh
-// directory and records it into traceDir.
-func recordArtifact(ctx context.Context, t *testing.T, save, traceDir string) (bin, data string, rec Run) {
+// directory and records it into traceDir, with extra env.
+func recordArtifact(ctx context.Context, t *testing.T, save, traceDir string, env ...string) (bin, data string, rec Run) {
 	t.Helper()
 	bin = cprog(t, "artifact", artifactProg)
 	data = filepath.Join(filepath.Dir(bin), "input.txt")
@@ -79,7 +79,7 @@ func recordArtifact(ctx context.Context, t *testing.T, save, traceDir string) (b
 	if traceDir != "" {
 		args = append(args, "-o", traceDir)
 	}
-	rec = gorrIn(ctx, t, save, filepath.Dir(bin), nil, append(args, bin, data)...)
+	rec = gorrIn(ctx, t, save, filepath.Dir(bin), env, append(args, bin, data)...)
 	if rec.Code != 3 || !bytes.Contains(rec.Stdout, []byte("data=recorded-input")) {
 		t.Fatalf("record: %v", rec)
 	}
@@ -154,7 +154,9 @@ func TestTamperReported(t *testing.T) {
 	ctx := ctxArtifacts(t)
 	save := t.TempDir()
 	traceDir := filepath.Join(t.TempDir(), "trace")
-	recordArtifact(ctx, t, save, traceDir)
+	// A file cache of its own: writing through the trace's files writes
+	// the cache's copies (and other traces linked to them).
+	recordArtifact(ctx, t, save, traceDir, "XDG_CACHE_HOME="+t.TempDir())
 	files, _ := filepath.Glob(filepath.Join(traceDir, "files", "*"))
 	if len(files) < 3 {
 		t.Fatalf("only %d captured files", len(files))
@@ -197,6 +199,99 @@ func TestTamperReported(t *testing.T) {
 	os.WriteFile(hp, orig, 0o600)
 	if r := gorrIn(ctx, t, save, t.TempDir(), nil, "replay", "-a", traceDir); r.Code != 3 {
 		t.Fatalf("restored trace does not replay: %v", r)
+	}
+}
+
+// TestFileCacheLinks: a second recording links the copies of the file
+// cache (never the system's files) and replays; a write through a
+// trace's link is reported and not served to the next recording; pack
+// makes the files private; GORR_FILE_CACHE=off copies.
+func TestFileCacheLinks(t *testing.T) {
+	ctx := ctxArtifacts(t)
+	save := t.TempDir()
+	cacheHome := t.TempDir()
+	env := []string{"XDG_CACHE_HOME=" + cacheHome}
+	libc := "/lib/x86_64-linux-gnu/libc.so.6"
+	lfi, err := os.Stat(libc)
+	if err != nil {
+		t.Skip(err)
+	}
+	// capturedLibc is the trace's copy of libc and its link count.
+	capturedLibc := func(dir string) (string, os.FileInfo) {
+		t.Helper()
+		files, _ := filepath.Glob(filepath.Join(dir, "files", "*-libc.so.6"))
+		if len(files) != 1 {
+			t.Fatalf("%s: libc captured as %v", dir, files)
+		}
+		fi, err := os.Stat(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if os.SameFile(fi, lfi) {
+			t.Fatalf("%s is the system's libc", files[0])
+		}
+		return files[0], fi
+	}
+	nlink := func(fi os.FileInfo) uint64 { return uint64(fi.Sys().(*syscall.Stat_t).Nlink) }
+	var traces []string
+	var recs []Run
+	for i := 0; i < 3; i++ {
+		dir := filepath.Join(t.TempDir(), "trace")
+		_, _, rec := recordArtifact(ctx, t, save, dir, env...)
+		traces, recs = append(traces, dir), append(recs, rec)
+	}
+	_, fi0 := capturedLibc(traces[0])
+	_, fi2 := capturedLibc(traces[2])
+	if !os.SameFile(fi0, fi2) || nlink(fi2) < 4 {
+		t.Fatalf("libc of the third recording: %d links, shared with the first: %v; want the cache's copy", nlink(fi2), os.SameFile(fi0, fi2))
+	}
+	for i, dir := range traces {
+		if r := gorrIn(ctx, t, save, t.TempDir(), env, "replay", "-a", dir); r.Code != 3 || !bytes.Equal(r.Stdout, recs[i].Stdout) {
+			t.Fatalf("replay %d: %v", i, r)
+		}
+	}
+	// A byte changed through the second trace's link: every trace linked
+	// to that copy is reported, and the next recording copies anew.
+	p, _ := capturedLibc(traces[1])
+	orig, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, 0o600)
+	b := append([]byte(nil), orig...)
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(p, 0o400)
+	for _, dir := range traces {
+		if r := gorrIn(ctx, t, save, t.TempDir(), env, "replay", "-a", dir); r.Code == 0 || !strings.Contains(string(r.Stderr), "content does not match the recording") {
+			t.Errorf("replay of %s after the write: %v", dir, r)
+		}
+	}
+	fresh := filepath.Join(t.TempDir(), "trace")
+	_, _, rec := recordArtifact(ctx, t, save, fresh, env...)
+	if _, fi := capturedLibc(fresh); os.SameFile(fi, fi0) {
+		t.Error("the written copy was linked into a new recording")
+	}
+	if r := gorrIn(ctx, t, save, t.TempDir(), env, "replay", "-a", fresh); r.Code != 3 || !bytes.Equal(r.Stdout, rec.Stdout) {
+		t.Fatalf("replay of the new recording: %v", r)
+	}
+	// Pack: private copies with one link.
+	if r := gorrIn(ctx, t, save, t.TempDir(), env, "pack", fresh); r.Code != 0 {
+		t.Fatalf("pack: %v", r)
+	}
+	if _, fi := capturedLibc(fresh); nlink(fi) != 1 {
+		t.Errorf("packed libc has %d links", nlink(fi))
+	}
+	if r := gorrIn(ctx, t, save, t.TempDir(), env, "replay", "-a", fresh); r.Code != 3 || !bytes.Equal(r.Stdout, rec.Stdout) {
+		t.Fatalf("replay of the packed recording: %v", r)
+	}
+	// Off: a copy.
+	off := filepath.Join(t.TempDir(), "trace")
+	recordArtifact(ctx, t, save, off, append(env, "GORR_FILE_CACHE=off")...)
+	if _, fi := capturedLibc(off); nlink(fi) != 1 {
+		t.Errorf("GORR_FILE_CACHE=off: libc has %d links", nlink(fi))
 	}
 }
 

@@ -2,75 +2,17 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 )
 
-// stepiSigchldProg forks children that exit while the parent has SIGCHLD
-// blocked; after a nanosleep the parent unblocks it, so the recording
-// delivers each SIGCHLD at that rt_sigprocmask. In replay the parent's
-// signal mask is emulated: the real SIGCHLD the kernel sends the parent
-// when replay reaps its child is pending when the parent next runs,
-// which is gdb's stepi through the instructions after the nanosleep.
-// body is straight-line code in the parent (the child takes the jz).
-// (internal/session's TestStepPastRealSignal steps the same program
-// through the session's API.)
-const stepiSigchldProg = `#include <signal.h>
-#include <stdio.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
-struct args { struct timespec ts; unsigned long set; };
-void body(struct args *a);
-asm("  .text\n"
-    "  .globl body\n"
-    "  .type body,@function\n"
-    "body:\n"
-    "  mov %rdi, %r9\n"
-    "  mov $14, %eax\n" /* rt_sigprocmask(SIG_BLOCK, &a->set, 0, 8) */
-    "  xor %edi, %edi\n"
-    "  lea 16(%r9), %rsi\n"
-    "  xor %edx, %edx\n"
-    "  mov $8, %r10d\n"
-    "  syscall\n"
-    "  mov $57, %eax\n" /* fork */
-    "  syscall\n"
-    "  test %rax, %rax\n"
-    "  jz 2f\n"
-    "  mov %r9, %rdi\n"
-    "  xor %esi, %esi\n"
-    "  mov $35, %eax\n" /* nanosleep: the child exits meanwhile */
-    "  syscall\n"
-    "  mov $14, %eax\n" /* rt_sigprocmask(SIG_UNBLOCK, ...) */
-    "  mov $1, %edi\n"
-    "  lea 16(%r9), %rsi\n"
-    "  xor %edx, %edx\n"
-    "  mov $8, %r10d\n"
-    "  syscall\n"
-    "  nop\n"
-    "  add $1, %rdx\n"
-    "  mov $39, %eax\n" /* getpid */
-    "  syscall\n"
-    "  nop\n"
-    "  ret\n"
-    "2:\n"
-    "  mov $60, %eax\n"
-    "  xor %edi, %edi\n"
-    "  syscall\n");
-int main(void) {
-	struct args a = {{0, 30 * 1000 * 1000}, 1ul << (SIGCHLD - 1)};
-	struct timespec t0;
-	for (int i = 0; i < 3; i++)
-		body(&a);
-	int n = 0;
-	while (wait(NULL) > 0)
-		n++;
-	clock_gettime(CLOCK_REALTIME, &t0);
-	printf("%d children reaped by %d at %ld.%09ld\n", n, getpid(), (long)t0.tv_sec, t0.tv_nsec);
-	return 0;
-}
-`
+// stepiSigchldProg is the C program of TestGDBStepiPastRealSignal (what
+// it does: the file's comment), shared with internal/session's
+// TestStepPastRealSignal, which steps it through the session's API.
+var stepiSigchldProg = filepath.Join("..", "internal", "session", "testdata", "stepi_sigchld.c")
 
 // stepiBodyLen is the number of stepi from body's first instruction to
 // its ret.
@@ -83,7 +25,11 @@ const stepiBodyLen = 26
 // call lands after it (fork's included).
 func TestGDBStepiPastRealSignal(t *testing.T) {
 	needGDB(t)
-	traceDir, rec := recordC(t, "stepi_sigchld", stepiSigchldProg)
+	src, err := os.ReadFile(stepiSigchldProg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	traceDir, rec := recordC(t, "stepi_sigchld", string(src))
 	cmds := []string{"break *body"}
 	for call := 0; call < 3; call++ {
 		cmds = append(cmds, "continue")

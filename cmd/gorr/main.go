@@ -113,6 +113,12 @@ var helpText = map[string]string{
                               the x86-64-v3 baseline (AVX2, BMI2, FMA, ...:
                               no AVX-512), so the trace replays on any such
                               CPU (replay checks the CPU has what a trace needs)
+      --no-file-cache         copy every mapped file into the trace; by
+                              default a file captured before (same
+                              device, inode, size and times) is
+                              hard-linked from gorr's per-user cache of
+                              private copies, ~/.cache/gorr/files-v1
+                              (also GORR_FILE_CACHE=off)
       --stats                 print, at the end, the recorder's wall time by
                               phase (waiting for stops, syscall handling,
                               exec snapshots, file capture, patching, ...)

@@ -43,6 +43,7 @@ var recordFlags = []flagSpec{
 	{"", "keep", true},
 	{"", "fail-if-output", true},
 	{"", "stats", false},
+	{"", "no-file-cache", false},
 }
 
 func cmdRecord(args []string) int {
@@ -104,6 +105,9 @@ func cmdRecord(args []string) int {
 	w, err := trace.Create(dir, hdr)
 	if err != nil {
 		return fatalf("record: %v", err)
+	}
+	if !p.has("no-file-cache") {
+		w.UseFileCache(trace.DefaultFileCacheDir())
 	}
 	abs, _ := filepath.Abs(dir)
 	fmt.Fprintf(os.Stderr, "gorr: Saving execution to trace directory '%s'.\n", abs)

@@ -3,7 +3,6 @@ package debugserver
 import (
 	"fmt"
 	"net"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -11,9 +10,9 @@ import (
 	"time"
 
 	"github.com/gorr-debugger/gorr/internal/gdbrsp"
-	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/replay"
 	debugsession "github.com/gorr-debugger/gorr/internal/session"
+	"github.com/gorr-debugger/gorr/internal/testrec"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -25,17 +24,7 @@ func session(t *testing.T) (*debugsession.Session, debugsession.DebugStop) {
 		t.Skip(err)
 	}
 	dir := filepath.Join(t.TempDir(), "trace")
-	w, err := trace.Create(dir, trace.Header{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := record.Record(record.Options{Argv: []string{prog}, Env: os.Environ(), Writer: w, BindCPU: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	w.Close(h)
+	testrec.Record(t, dir, []string{prog}, testrec.Options{})
 	rd, err := trace.Open(dir)
 	if err != nil {
 		t.Fatal(err)

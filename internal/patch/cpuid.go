@@ -50,32 +50,19 @@ func ecxFree(leaf uint32) bool {
 // executable sections of an ELF file, found by decoding each function
 // that holds a cpuid from its start (as Scan).
 func ScanCpuid(r io.ReaderAt) ([]CpuidSite, error) {
-	f, err := elf.NewFile(r)
+	sections, err := CodeSections(r)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	starts := FuncStarts(f)
 	var out []CpuidSite
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
-			continue
-		}
-		data, err := s.Data()
-		if err != nil {
-			continue
-		}
+	for s := range sections {
+		data := s.Data
 		upto := map[int]int{}
 		for _, c := range candidates(data) {
 			if data[c+1] != 0xa2 {
 				continue
 			}
-			start := 0
-			addr := s.Addr + uint64(c)
-			i := sort.Search(len(starts), func(i int) bool { return starts[i] > addr }) - 1
-			if i >= 0 && starts[i] >= s.Addr {
-				start = int(starts[i] - s.Addr)
-			}
+			start, _ := s.Func(c)
 			if c+1 > upto[start] {
 				upto[start] = c + 1
 			}

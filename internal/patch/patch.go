@@ -57,22 +57,13 @@ func Identify(code []byte) Kind {
 // the section when no symbol encloses them), so bytes inside other
 // instructions are never patched.
 func Scan(r io.ReaderAt) ([]Site, error) {
-	f, err := elf.NewFile(r)
+	sections, err := CodeSections(r)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	starts := FuncStarts(f)
 	var out []Site
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
-			continue
-		}
-		data, err := s.Data()
-		if err != nil {
-			continue
-		}
-		cands := candidates(data)
+	for s := range sections {
+		cands := candidates(s.Data)
 		if len(cands) == 0 {
 			continue
 		}
@@ -81,19 +72,14 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		// group's function up to its last candidate.
 		upto := map[int]int{}
 		for _, c := range cands {
-			start := 0
-			addr := s.Addr + uint64(c)
-			i := sort.Search(len(starts), func(i int) bool { return starts[i] > addr }) - 1
-			if i >= 0 && starts[i] >= s.Addr {
-				start = int(starts[i] - s.Addr)
-			}
+			start, _ := s.Func(c)
 			if c+1 > upto[start] {
 				upto[start] = c + 1
 			}
 		}
 		verified := map[int]Kind{}
 		for start, end := range upto {
-			decodeFrom(data, start, end, verified)
+			decodeFrom(s.Data, start, end, verified)
 		}
 		for _, c := range cands {
 			if k, ok := verified[c]; ok {
@@ -171,28 +157,14 @@ func FuncStarts(f *elf.File) []uint64 {
 // of a section without symbols), as Scan does. Indirect branches (jump
 // tables) are not followed.
 func BranchTargets(r io.ReaderAt) (map[uint64]bool, error) {
-	f, err := elf.NewFile(r)
+	sections, err := CodeSections(r)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	starts := FuncStarts(f)
 	out := map[uint64]bool{}
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
-			continue
-		}
-		data, err := s.Data()
-		if err != nil {
-			continue
-		}
-		begin := []int{0}
-		for _, a := range starts {
-			if a > s.Addr && a < s.Addr+uint64(len(data)) {
-				begin = append(begin, int(a-s.Addr))
-			}
-		}
-		sort.Ints(begin)
+	for s := range sections {
+		data := s.Data
+		begin := append([]int{0}, s.Starts()...)
 		for i, b := range begin {
 			end := len(data)
 			if i+1 < len(begin) {

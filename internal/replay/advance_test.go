@@ -1,7 +1,6 @@
 package replay_test
 
 import (
-	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
-	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/testrec"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -46,32 +45,9 @@ func TestAdvanceStops(t *testing.T) {
 	if out, err := exec.Command("gcc", "-O1", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Skipf("gcc: %v %s", err, out)
 	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mark uint64
-	syms, _ := f.Symbols()
-	for _, s := range syms {
-		if s.Name == "mark" {
-			mark = s.Value
-		}
-	}
-	f.Close()
+	mark := testrec.Symbols(t, bin, "mark")["mark"]
 	traceDir := filepath.Join(dir, "trace")
-	w, err := trace.Create(traceDir, trace.Header{Argv: []string{bin}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	defer devnull.Close()
-	res, err := record.Record(record.Options{Argv: []string{bin}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	w.Close(h)
+	testrec.Record(t, traceDir, []string{bin}, testrec.Options{Header: trace.Header{Argv: []string{bin}}})
 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()

@@ -4,46 +4,15 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
-	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
+	"github.com/gorr-debugger/gorr/internal/testrec"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
-
-// recordBufShell records `sh -c script` with the system-call buffer on.
-func recordBufShell(t *testing.T, script string) (string, []byte) {
-	t.Helper()
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip(err)
-	}
-	dir := filepath.Join(t.TempDir(), "trace")
-	w, err := trace.Create(dir, trace.Header{Argv: []string{"sh", "-c", script}, SyscallBuffer: true, SyscallBufferLayout: syscallbuf.Layout})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.CreateTemp(t.TempDir(), "out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := record.Record(record.Options{Argv: []string{"sh", "-c", script}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: out, Stderr: out, SyscallBuffer: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	if err := w.Close(h); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(out.Name())
-	return dir, b
-}
 
 // bufStretchEntry returns the number of a buffered call's entry that
 // follows another buffered call of the same thread and is followed by
@@ -81,7 +50,7 @@ func bufStretchEntry(t *testing.T, dir string) uint64 {
 // without stops), and a call inside a stretch made with other registers
 // than recorded is reported at its own event, with the register.
 func TestBufferedStretchDivergence(t *testing.T) {
-	dir, recorded := recordBufShell(t, "cat /etc/passwd /etc/hostname /etc/passwd > /dev/null; echo $$ $(date +%s%N)")
+	dir, recorded := testrec.Shell(t, "cat /etc/passwd /etc/hostname /etc/passwd > /dev/null; echo $$ $(date +%s%N)", true)
 	rd, err := trace.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/testrec"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -35,7 +36,7 @@ func advanceToEnd(e *replay.Engine, c replay.Constraints, onEvent func(ev *trace
 // and thaws it into a fresh engine, which replays the rest of the trace
 // (the output after that boundary and the exit status).
 func TestDriverBoundaries(t *testing.T) {
-	dir, recorded := recordShell(t, "echo $$ $RANDOM; echo $$; exit 7")
+	dir, recorded := testrec.Shell(t, "echo $$ $RANDOM; echo $$; exit 7", false)
 	runtime.LockOSThread() // the engine's, the frozen copies' and the thawed engine's tracer
 	defer runtime.UnlockOSThread()
 	stub, err := tracee.WriteStub(t.TempDir())

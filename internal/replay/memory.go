@@ -49,11 +49,12 @@ func fileBacked(out *trace.Event) bool {
 func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
 	path, oflag := rp.opts.Reader.Path(m.File), uint64(unix.O_RDONLY)
 	var st unix.Stat_t
-	if m.Flags&unix.MAP_SHARED != 0 || unix.Stat(path, &st) != nil || st.Nlink == 1 {
+	if m.Flags&unix.MAP_SHARED != 0 || rp.opts.Reader.Header().Version >= 2 || unix.Stat(path, &st) != nil || st.Nlink == 1 {
 		// Shared mappings, and private ones of files that are not system
-		// files linked into the trace (and so may change size), map the
-		// replay's copy, which follows the recorded size changes and the
-		// writes through shared mappings.
+		// files linked into a format 1 trace (and so may change size),
+		// map the replay's copy, which follows the recorded size changes
+		// and the writes through shared mappings. (The links of format 2
+		// traces are to gorr's file cache: copies of any file.)
 		var err error
 		if path, err = rp.emuFile(m.File); err != nil {
 			return fmt.Errorf("event %d: %w", rp.n, err)

@@ -3,48 +3,16 @@ package replay_test
 import (
 	"bytes"
 	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
-	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/replay"
+	"github.com/gorr-debugger/gorr/internal/testrec"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// recordShell records `sh -c script` into a new trace and returns its
-// directory and what it printed.
-func recordShell(t *testing.T, script string) (string, []byte) {
-	t.Helper()
-	if _, err := exec.LookPath("sh"); err != nil {
-		t.Skip(err)
-	}
-	dir := filepath.Join(t.TempDir(), "trace")
-	w, err := trace.Create(dir, trace.Header{Argv: []string{"sh", "-c", script}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := os.CreateTemp(t.TempDir(), "out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := record.Record(record.Options{Argv: []string{"sh", "-c", script}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: out, Stderr: out})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	if err := w.Close(h); err != nil {
-		t.Fatal(err)
-	}
-	b, _ := os.ReadFile(out.Name())
-	return dir, b
-}
-
 func TestReplayReproducesOutput(t *testing.T) {
-	dir, recorded := recordShell(t, "echo $$ $(date +%s%N); exit 7")
+	dir, recorded := testrec.Shell(t, "echo $$ $(date +%s%N); exit 7", false)
 	rd, err := trace.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -61,7 +29,7 @@ func TestReplayReproducesOutput(t *testing.T) {
 }
 
 func TestTamperedTraceDiverges(t *testing.T) {
-	dir, _ := recordShell(t, "echo hello")
+	dir, _ := testrec.Shell(t, "echo hello", false)
 	rd, err := trace.Open(dir)
 	if err != nil {
 		t.Fatal(err)

@@ -1,16 +1,15 @@
 package session_test
 
 import (
-	"debug/elf"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
-	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/session"
+	"github.com/gorr-debugger/gorr/internal/testrec"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -194,31 +193,9 @@ func loopSession(t *testing.T) (*session.Session, uint64, session.DebugStop) {
 	if out, err := exec.Command("gcc", "-O1", "-g", "-no-pie", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v %s", err, out)
 	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	syms, _ := f.Symbols()
-	var tick uint64
-	for _, s := range syms {
-		if s.Name == "tick" {
-			tick = s.Value
-		}
-	}
-	f.Close()
+	tick := testrec.Symbols(t, bin, "tick")["tick"]
 	traceDir := filepath.Join(dir, "trace")
-	w, err := trace.Create(traceDir, trace.Header{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	res, err := record.Record(record.Options{Argv: []string{bin}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	w.Close(h)
+	testrec.Record(t, traceDir, []string{bin}, testrec.Options{})
 	rd, err := trace.Open(traceDir)
 	if err != nil {
 		t.Fatal(err)

@@ -8,9 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/session"
-	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/testrec"
 )
 
 const forkSrc = `#include <stdio.h>
@@ -81,19 +80,7 @@ func recordGo(t testing.TB, src string) string {
 		t.Fatalf("go build: %v %s", err, out)
 	}
 	traceDir := filepath.Join(dir, "trace")
-	w, err := trace.Create(traceDir, trace.Header{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	defer devnull.Close()
-	res, err := record.Record(record.Options{Argv: []string{bin}, Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	w.Close(h)
+	testrec.Record(t, traceDir, []string{bin}, testrec.Options{})
 	return traceDir
 }
 

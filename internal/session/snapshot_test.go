@@ -1,7 +1,6 @@
 package session_test
 
 import (
-	"debug/elf"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,9 +9,9 @@ import (
 	"time"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
-	"github.com/gorr-debugger/gorr/internal/record"
 	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/session"
+	"github.com/gorr-debugger/gorr/internal/testrec"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -50,34 +49,9 @@ func recordC(t testing.TB, src string, args []string, syms ...string) (string, m
 	if out, err := exec.Command("gcc", "-O1", "-g", "-no-pie", "-pthread", "-o", bin, cfile).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v %s", err, out)
 	}
-	f, err := elf.Open(bin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, _ := f.Symbols()
-	addrs := map[string]uint64{}
-	for _, s := range all {
-		for _, want := range syms {
-			if s.Name == want {
-				addrs[want] = s.Value
-			}
-		}
-	}
-	f.Close()
+	addrs := testrec.Symbols(t, bin, syms...)
 	traceDir := filepath.Join(dir, "trace")
-	w, err := trace.Create(traceDir, trace.Header{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	devnull, _ := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	defer devnull.Close()
-	res, err := record.Record(record.Options{Argv: append([]string{bin}, args...), Env: os.Environ(), Writer: w, BindCPU: -1, Stdout: devnull, Stderr: devnull})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := w.Header()
-	h.ExitStatus = int(res.Status)
-	w.Close(h)
+	testrec.Record(t, traceDir, append([]string{bin}, args...), testrec.Options{})
 	return traceDir, addrs
 }
 

@@ -1,7 +1,6 @@
 package syscallbuf
 
 import (
-	"debug/elf"
 	"encoding/binary"
 	"io"
 	"sort"
@@ -91,21 +90,13 @@ const trampLen = 64
 // is confirmed by decoding its function from the start, and skipped when
 // a direct branch of the function lands inside the replaced bytes.
 func Scan(r io.ReaderAt) ([]Site, error) {
-	f, err := elf.NewFile(r)
+	sections, err := patch.CodeSections(r)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	starts := patch.FuncStarts(f)
 	var out []Site
-	for _, s := range f.Sections {
-		if s.Type != elf.SHT_PROGBITS || s.Flags&elf.SHF_EXECINSTR == 0 {
-			continue
-		}
-		data, err := s.Data()
-		if err != nil {
-			continue
-		}
+	for s := range sections {
+		data := s.Data
 		cands := map[int]bool{}
 		for i := 0; i+siteLen <= len(data); i++ {
 			if data[i] == 0x0f && data[i+1] == 0x05 {
@@ -124,15 +115,7 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		// Each candidate's function, from its start to the next one.
 		ends := map[int]int{}
 		for c := range cands {
-			addr := s.Addr + uint64(c)
-			i := sort.Search(len(starts), func(i int) bool { return starts[i] > addr }) - 1
-			b, e := 0, len(data)
-			if i >= 0 && starts[i] >= s.Addr {
-				b = int(starts[i] - s.Addr)
-			}
-			if i+1 < len(starts) && starts[i+1] < s.Addr+uint64(len(data)) {
-				e = int(starts[i+1] - s.Addr)
-			}
+			b, e := s.Func(c)
 			ends[b] = e
 		}
 		found := map[int]found{} // syscall offset -> number, displaced bytes

@@ -22,6 +22,7 @@ type fileKey struct {
 	dev, ino uint64
 	size     int64
 	mtimeNs  int64
+	ctimeNs  int64
 }
 
 type fileStat struct {
@@ -42,6 +43,7 @@ func statOf(fi os.FileInfo) (fileStat, error) {
 			ino:     uint64(st.Ino),
 			size:    st.Size,
 			mtimeNs: st.Mtim.Sec*1e9 + st.Mtim.Nsec,
+			ctimeNs: st.Ctim.Sec*1e9 + st.Ctim.Nsec,
 		},
 		dev:  uint64(st.Dev),
 		uid:  st.Uid,
@@ -55,7 +57,7 @@ const maxBaseLen = 200
 // CaptureFile saves the current content of the file at path (a mapped
 // file) in the trace and returns its name relative to the trace
 // directory, "files/<n>-<basename>". A file already captured (same
-// device, inode, size and modification time, or the same content) is not
+// device, inode, size, modification and change times, or the same content) is not
 // captured again: its first name is returned.
 //
 // The content is always a private copy, never a hard link to the original
@@ -63,8 +65,15 @@ const maxBaseLen = 200
 // update of the original would change the trace): a reflink (FICLONE)
 // where the filesystem supports it, else a copy. The copy is read-only
 // (mode 0400), and its size and SHA-256 go to the manifest of the header
-// (Header.Files), which is rewritten at once so that even the trace of a
-// recorder that dies later can be verified.
+// (Header.Files), which is written with the next flush (before the
+// events that name the file) so that even the trace of a recorder that
+// dies later can be verified.
+//
+// With a file cache (UseFileCache), a version of a file (device, inode,
+// size, modification and change times) captured before is not copied
+// again: the cache's copy, made by an earlier capture, is hard-linked
+// into the trace, and its digest is known. When that fails the file is
+// copied.
 func (w *Writer) CaptureFile(path string) (rel string, err error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -107,6 +116,21 @@ func (w *Writer) CaptureFile(path string) (rel string, err error) {
 	n := w.nfiles + 1
 	rel = FilesDir + "/" + strconv.Itoa(n) + "-" + base
 	dst := filepath.Join(w.dir, rel)
+	if w.cache != nil {
+		if data, d, ok := w.cache.lookup(st.key); ok {
+			if prev, ok := w.byHash[d.SHA256]; ok && w.hdr.Files[prev].Size == d.Size {
+				w.captured[st.key] = prev
+				return prev, nil
+			}
+			err := w.cache.linkInto(data, d.Size, dst)
+			if err == nil {
+				return w.addCaptured(st.key, rel, dst, d)
+			}
+			if isCrossDevice(err) {
+				w.cache = nil
+			}
+		}
+	}
 	d, err := cloneOrCopy(src, dst)
 	if err != nil {
 		return "", err
@@ -115,19 +139,43 @@ func (w *Writer) CaptureFile(path string) (rel string, err error) {
 		// Same content under another inode: store it once.
 		os.Remove(dst)
 		w.captured[st.key] = prev
+		w.cacheCapture(st.key, src, filepath.Join(w.dir, prev), d)
 		return prev, nil
 	}
-	w.nfiles = n
-	w.captured[st.key] = rel
+	if rel, err = w.addCaptured(st.key, rel, dst, d); err != nil {
+		return "", err
+	}
+	w.cacheCapture(st.key, src, dst, d)
+	return rel, nil
+}
+
+// cacheCapture enters the capture at path of the file version k (open as
+// src) in the file cache, if w has one; a cache on another filesystem
+// than the trace is not used again.
+func (w *Writer) cacheCapture(k fileKey, src *os.File, path string, d FileDigest) {
+	if w.cache == nil {
+		return
+	}
+	if err := w.cache.add(k, src, path, d); isCrossDevice(err) {
+		w.cache = nil
+	}
+}
+
+// addCaptured enters the file rel (at dst, with digest d) of version k
+// in the manifest.
+func (w *Writer) addCaptured(k fileKey, rel, dst string, d FileDigest) (string, error) {
+	w.nfiles++
+	w.captured[k] = rel
 	w.byHash[d.SHA256] = rel
 	if w.hdr.Files == nil {
 		w.hdr.Files = make(map[string]FileDigest)
 	}
 	w.hdr.Files[rel] = d
 	w.syncInBackground(dst)
-	if err := writeHeaderSync(w.dir, &w.hdr, false); err != nil {
-		return "", err
-	}
+	// The manifest goes to header.json with the next flush, before the
+	// events that name the file (within flushInterval).
+	w.hdrDirty = true
+	w.armTimer()
 	return rel, nil
 }
 

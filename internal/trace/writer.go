@@ -59,6 +59,9 @@ type Writer struct {
 	syncMu  sync.Mutex
 	syncErr error
 	nfiles  int
+	cache   *fileCache // nil: none (UseFileCache)
+	// hdrDirty: files were captured since header.json was written.
+	hdrDirty bool
 }
 
 // Create creates a new trace in dir, which must not exist (it is created
@@ -323,7 +326,7 @@ func (w *Writer) timerFlush() {
 	if w.closed || w.err != nil {
 		return
 	}
-	if len(w.evBuf) > 0 || len(w.enc.data) > 0 {
+	if len(w.evBuf) > 0 || len(w.enc.data) > 0 || w.hdrDirty {
 		w.flushLocked() // error is sticky in w.err
 	}
 }
@@ -369,6 +372,17 @@ func (w *Writer) Flush() error {
 // flushLocked hands the pending bytes of both streams to the compressor.
 func (w *Writer) flushLocked() error {
 	w.lastFlush = time.Now()
+	if w.hdrDirty {
+		// The manifest of the captured files, before the events that
+		// map them.
+		if err := writeHeaderSync(w.dir, &w.hdr, false); err != nil {
+			if w.err == nil {
+				w.err = err
+			}
+			return err
+		}
+		w.hdrDirty = false
+	}
 	if len(w.enc.data) == 0 && len(w.evBuf) == 0 {
 		return w.checkErr()
 	}
@@ -396,6 +410,7 @@ func (w *Writer) SetPointStrategy(s string) error {
 		return ErrWriterClosed
 	}
 	w.hdr.PointStrategy = s
+	w.hdrDirty = false
 	return writeHeaderSync(w.dir, &w.hdr, false)
 }
 
