@@ -453,3 +453,75 @@ func TestSyscallBufferFutexWake(t *testing.T) {
 		t.Fatal("no buffered futex wake")
 	}
 }
+
+// The corpus program buffered_goroutines, a static Go program, makes its
+// file calls, id queries and futex wakes through the Go runtime's sites
+// (Syscall6, rawSyscallNoError, runtime.read, futex, gettid...): each
+// must be drained from the buffer, not only pass through the stub.
+func TestSyscallBufferGoSites(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "buffered_goroutines")
+	cmd := exec.Command("go", "build", "-o", bin, "./testdata/go/buffered_goroutines")
+	cmd.Dir = rootDir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	_, rec, evs := recordBuffered(t, bin)
+	if !strings.Contains(string(rec.Stdout), "EXIT-SUCCESS") {
+		t.Fatalf("no EXIT-SUCCESS:\n%v", rec)
+	}
+	for name, nr := range map[string]int32{"read": 0, "close": 3, "fstat": 5, "pread64": 17, "getpid": 39,
+		"fcntl": 72, "gettid": 186, "futex": 202, "epoll_ctl": 233, "openat": 257} {
+		if buffered(evs, nr) == 0 {
+			t.Errorf("no buffered %s", name)
+		}
+	}
+}
+
+// A static musl program: its cancellable calls (read, pread, close) all
+// end in __syscall_cp_c's `syscall; ret`, redirected with the moves before
+// the syscall displaced into the trampoline; lseek's `syscall; mov %rax,
+// %rdi; jmp __syscall_ret` with the tail jump made from the trampoline;
+// fstat and getpid are sites of glibc's shapes.
+func TestSyscallBufferMusl(t *testing.T) {
+	if _, err := exec.LookPath("musl-gcc"); err != nil {
+		t.Skip("no musl-gcc (apt-get install musl-tools)")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "m.c")
+	if err := os.WriteFile(src, []byte(`#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+int main(void) {
+	char buf[32];
+	struct stat st;
+	struct timespec ts;
+	long tot = 0;
+	int fd = open("/proc/self/stat", O_RDONLY);
+	for (int i = 0; i < 50; i++) {
+		tot += pread(fd, buf, sizeof buf, 0);
+		tot += read(fd, buf, 1);
+		tot += lseek(fd, 0, SEEK_SET);
+		fstat(fd, &st);
+		tot += getpid() % 3;
+	}
+	close(fd);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	printf("tot %ld %.20s %ld\n", tot, buf, (long)ts.tv_nsec);
+	return 0;
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "m")
+	if out, err := exec.Command("musl-gcc", "-O2", "-static", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("musl-gcc: %v\n%s", err, out)
+	}
+	_, _, evs := recordBuffered(t, bin)
+	for name, nr := range map[string]int32{"read": 0, "close": 3, "fstat": 5, "lseek": 8, "pread64": 17, "getpid": 39} {
+		if n := buffered(evs, nr); n == 0 || nr != 3 && n < 50 {
+			t.Errorf("%d buffered %s", n, name)
+		}
+	}
+}

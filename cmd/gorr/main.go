@@ -114,10 +114,10 @@ var helpText = map[string]string{
                               no AVX-512), so the trace replays on any such
                               CPU (replay checks the CPU has what a trace needs)
       --no-file-cache         copy every mapped file into the trace; by
-                              default a file captured before (same
-                              device, inode, size and times) is
-                              hard-linked from gorr's per-user cache of
-                              private copies, ~/.cache/gorr/files-v1
+                              default, for a file captured before (same
+                              device, inode, size and times), the private
+                              copy then made is hard-linked from gorr's
+                              per-user cache, ~/.cache/gorr/files-v1
                               (also GORR_FILE_CACHE=off)
       --stats                 print, at the end, the recorder's wall time by
                               phase (waiting for stops, syscall handling,

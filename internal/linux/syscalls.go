@@ -44,7 +44,7 @@ var syscallList = []Syscall{
 	{Nr: 4, Name: "stat", Out: outs(fixed(1, sizeStat))},
 	{Nr: 5, Name: "fstat", Out: outs(fixed(1, sizeStat)), Buffered: true},
 	{Nr: 6, Name: "lstat", Out: outs(fixed(1, sizeStat))},
-	{Nr: 7, Name: "poll", Custom: customPoll, MayBlock: true},
+	{Nr: 7, Name: "poll", Custom: customPoll, MayBlock: true, Buffered: true},
 	{Nr: 8, Name: "lseek", Buffered: true},
 	{Nr: 9, Name: "mmap", Replay: Execute},
 	{Nr: 10, Name: "mprotect", Replay: Execute},
@@ -111,7 +111,7 @@ var syscallList = []Syscall{
 	{Nr: 69, Name: "msgsnd", MayBlock: true},
 	{Nr: 70, Name: "msgrcv", Custom: customMsgrcv, MayBlock: true},
 	{Nr: 71, Name: "msgctl", Custom: customMsgctl},
-	{Nr: 72, Name: "fcntl", Custom: customFcntl, MayBlock: true}, // F_SETLKW, F_OFD_SETLKW
+	{Nr: 72, Name: "fcntl", Custom: customFcntl, MayBlock: true, Buffered: true}, // F_SETLKW, F_OFD_SETLKW (the stub buffers F_GETFD/F_SETFD/F_GETFL/F_SETFL only)
 	{Nr: 73, Name: "flock", MayBlock: true},
 	{Nr: 74, Name: "fsync"},
 	{Nr: 75, Name: "fdatasync"},
@@ -286,8 +286,8 @@ var syscallList = []Syscall{
 	{Nr: 229, Name: "clock_getres", Out: outs(fixed(1, sizeTimespec))},
 	{Nr: 230, Name: "clock_nanosleep", Out: outs(onError(fixed(3, sizeTimespec))), MayBlock: true},
 	{Nr: 231, Name: "exit_group", Replay: Execute},
-	{Nr: 232, Name: "epoll_wait", Out: outs(fromRetN(1, sizeEpollEvent)), MayBlock: true},
-	{Nr: 233, Name: "epoll_ctl"},
+	{Nr: 232, Name: "epoll_wait", Out: outs(fromRetN(1, sizeEpollEvent)), MayBlock: true, Buffered: true},
+	{Nr: 233, Name: "epoll_ctl", Buffered: true},
 	{Nr: 234, Name: "tgkill"},
 	{Nr: 235, Name: "utimes"},
 	{Nr: 236, Name: "vserver"}, // never implemented
@@ -339,7 +339,7 @@ var syscallList = []Syscall{
 	{Nr: 278, Name: "vmsplice", Custom: iovFromRet(1, 2), MayBlock: true},
 	{Nr: 279, Name: "move_pages", Out: outs(argSizedN(4, 1, sizeInt))},
 	{Nr: 280, Name: "utimensat", Buffered: true},
-	{Nr: 281, Name: "epoll_pwait", Out: outs(fromRetN(1, sizeEpollEvent)), MayBlock: true},
+	{Nr: 281, Name: "epoll_pwait", Out: outs(fromRetN(1, sizeEpollEvent)), MayBlock: true, Buffered: true},
 	{Nr: 282, Name: "signalfd"},
 	{Nr: 283, Name: "timerfd_create"},
 	{Nr: 284, Name: "eventfd"},

@@ -198,14 +198,14 @@ func (r *recorder) releaseSpare() {
 // diffPages returns the pages of [start,end) whose content differs from
 // base at offset off (zero past its end; all zeros when base is nil),
 // read from the tracee. Only pages with memory of their own are read
-// (tracee.PopulatedPages): the others read as base, or as zeros in an
+// (Mem.PopulatedPages): the others read as base, or as zeros in an
 // anonymous mapping, so a huge sparse mapping costs only its few pages.
 // Mappings the kernel provides ([vdso] and the like) are read whole.
 func (r *recorder) diffPages(t *task, start, end uint64, name string, base io.ReaderAt, off uint64) []trace.MemWrite {
 	defer r.since(phDiff, time.Now())
 	ranges := []tracee.Range{{Start: start, End: end}}
 	if !strings.HasPrefix(name, "[") || name == "[heap]" || name == "[stack]" {
-		if rs, err := tracee.PopulatedPages(t.tid, start, end); err == nil {
+		if rs, err := t.mem.PopulatedPages(start, end); err == nil {
 			ranges = rs
 		}
 	}

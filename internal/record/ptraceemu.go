@@ -888,10 +888,19 @@ func (r *recorder) notifyTracer(tracer, tid, code, status int) {
 	}
 }
 
+// process is t's process id: the one kept since t was added (reading
+// /proc/TID/status at every wait of a shell is slow), else read now.
+func (t *task) process() int {
+	if t.tgid != 0 {
+		return t.tgid
+	}
+	return tracee.Tgid(t.tid)
+}
+
 // emuWait answers a wait4/waitid of a tracer from a pending emulated
 // stop; otherwise the call runs for real.
 func (r *recorder) emuWait(t *task, nr int, a [6]uint64) error {
-	tg := tracee.Tgid(t.tid)
+	tg := t.process()
 	var match func(o *task) bool
 	var nowait bool
 	if nr == unix.SYS_WAIT4 {
@@ -972,9 +981,9 @@ func (r *recorder) emuWait(t *task, nr int, a [6]uint64) error {
 // emuWaitExit answers a wait from the recorded exit of a tracee that is
 // not the tracer's child.
 func (r *recorder) emuWaitExit(t *task, nr int, a [6]uint64, match func(*task) bool, nowait bool) (bool, error) {
-	tg := tracee.Tgid(t.tid)
+	tg := t.process()
 	for _, o := range r.tasks {
-		if tracee.Tgid(o.tid) != tg || o.emu == nil {
+		if o.emu == nil || o.process() != tg {
 			continue
 		}
 		for i, x := range o.emu.exits {

@@ -72,7 +72,7 @@ func (r *recorder) onSignal(t *task, sig int) error {
 		// instruction. Hold it until the thread's next system call.
 		t.deferred = append(t.deferred, si)
 		t.pendingSig = 0
-		return nil
+		return r.reprobe(t, &regs)
 	}
 	return r.deliver(t, sig, &si, &regs)
 }

@@ -85,11 +85,12 @@ func PrintStats(w io.Writer, stats []PhaseStat) {
 // ptrace path (ViaStub of them from the syscall buffer's stub, which
 // passed them on: a call it does not buffer, an fd 0-2 write, a nested
 // call, a full buffer; Stopped of those at its buffered instruction,
-// because the thread was resumed to stop at every call), Buffered ones
-// the in-process fast path.
+// because the thread was resumed to stop at every call; Desched of those
+// made again after blocking in the buffer, stub_amd64.S desched_entry),
+// Buffered ones the in-process fast path.
 type CallCount struct {
-	Nr                                 int
-	Traced, ViaStub, Stopped, Buffered uint64
+	Nr                                          int
+	Traced, ViaStub, Stopped, Desched, Buffered uint64
 }
 
 // callStats counts the calls by number (record --stats).
@@ -116,6 +117,9 @@ func (c *callStats) traced(nr int, rip uint64) {
 	}
 	if rip == syscallbuf.SyscallRet {
 		n.Stopped++
+	}
+	if rip == syscallbuf.DeschedRet {
+		n.Desched++
 	}
 }
 
@@ -147,12 +151,12 @@ func PrintCalls(w io.Writer, calls []CallCount, max int) {
 	}
 	fmt.Fprintf(w, "gorr: %d calls took the ptrace path, %d the syscall buffer\n", traced, buffered)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "call\tnr\tptrace\tvia the stub\tstopped in it\tbuffered\t\n")
+	fmt.Fprintf(tw, "call\tnr\tptrace\tvia the stub\tstopped in it\tblocked in it\tbuffered\t\n")
 	for i, c := range calls {
 		if i == max {
 			break
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t\n", linux.Name(c.Nr), c.Nr, c.Traced, c.ViaStub, c.Stopped, c.Buffered)
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t\n", linux.Name(c.Nr), c.Nr, c.Traced, c.ViaStub, c.Stopped, c.Desched, c.Buffered)
 	}
 	tw.Flush()
 }

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
@@ -34,22 +35,13 @@ type bufState struct {
 // process where Base is taken simply runs without the buffer.
 func (r *recorder) setupBuf(t *task) error {
 	t.buf = &bufState{}
-	ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, syscallbuf.Base, syscallbuf.Size,
-		unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED_NOREPLACE, ^uint64(0), 0)
-	if err != nil {
-		return fmt.Errorf("map the syscall buffer: %w", err)
-	}
-	if uint64(ret) != syscallbuf.Base {
-		r.logf("tid %d: no syscall buffer (0x%x is taken: %d)", t.tid, syscallbuf.Base, ret)
-		return nil
+	if ok, err := r.mapBuf(t); !ok || err != nil {
+		return err
 	}
 	if err := t.mem.WriteMem(syscallbuf.Base, syscallbuf.Code()); err != nil {
 		return err
 	}
 	if err := t.mem.WriteMem(syscallbuf.FprogAt, syscallbuf.Fprog()); err != nil {
-		return err
-	}
-	if _, err := tracee.MustInject(t.tid, t.sc, unix.SYS_MPROTECT, syscallbuf.Base, syscallbuf.TrampEnd-syscallbuf.Base, unix.PROT_READ|unix.PROT_EXEC); err != nil {
 		return err
 	}
 	if !r.filterOn {
@@ -98,6 +90,44 @@ func (r *recorder) setupBuf(t *task) error {
 		}
 	}
 	return nil
+}
+
+// mapBuf maps the stub's code and trampolines (read-only, executable:
+// setupBuf writes them as a debugger writes code) and the buffer, with
+// one stop: both mmaps run as one injected batch (tracee.InjectBatchInRegs)
+// whose code sits for the while at the start of the vDSO page holding
+// t.sc, the bytes there put back after. ok is false when Base is taken.
+func (r *recorder) mapBuf(t *task) (ok bool, err error) {
+	const noreplace = unix.MAP_PRIVATE | unix.MAP_ANONYMOUS | unix.MAP_FIXED_NOREPLACE
+	calls := []tracee.Call{
+		{Nr: unix.SYS_MMAP, Args: [6]uint64{syscallbuf.Base, syscallbuf.TrampEnd - syscallbuf.Base, unix.PROT_READ | unix.PROT_EXEC, noreplace, ^uint64(0), 0}},
+		{Nr: unix.SYS_MMAP, Args: [6]uint64{syscallbuf.TrampEnd, syscallbuf.Base + syscallbuf.Size - syscallbuf.TrampEnd, unix.PROT_READ | unix.PROT_WRITE, noreplace, ^uint64(0), 0}},
+	}
+	code := t.sc &^ (pageSize - 1)
+	saved := make([]byte, tracee.BatchCode(len(calls)))
+	if err := t.mem.ReadMem(code, saved); err != nil {
+		return false, fmt.Errorf("map the syscall buffer: %w", err)
+	}
+	res, err := tracee.InjectBatchInRegs(t.tid, t.mem, code, calls)
+	if werr := t.mem.WriteMem(code, saved); err == nil && werr != nil {
+		err = werr
+	}
+	if err != nil {
+		return false, fmt.Errorf("map the syscall buffer: %w", err)
+	}
+	if uint64(res[0]) == syscallbuf.Base && uint64(res[1]) == syscallbuf.TrampEnd {
+		return true, nil
+	}
+	// Taken (in part): undo what was mapped, and run without the buffer.
+	for i, c := range calls {
+		if uint64(res[i]) == c.Args[0] {
+			if _, err := tracee.MustInject(t.tid, t.sc, unix.SYS_MUNMAP, c.Args[0], c.Args[1]); err != nil {
+				return false, fmt.Errorf("map the syscall buffer: %w", err)
+			}
+		}
+	}
+	r.logf("tid %d: no syscall buffer (0x%x is taken: %d, %d)", t.tid, syscallbuf.Base, res[0], res[1])
+	return false, nil
 }
 
 // patchBufSites redirects the syscall sites of the captured file rel
@@ -299,19 +329,69 @@ func fdWritable(tid, fd int) bool {
 
 // stubInterrupted handles the watchdog's signal in the stub. A buffered
 // call blocked in the kernel (interrupted, to be restarted) is
-// "descheduled": the thread is resumed so that the kernel restarts the
-// call under ptrace, where it becomes an ordinary traced call that may
-// block while other threads run. Anywhere else in the stub the thread
-// just continues (it leaves the stub within a few instructions; a point
+// "descheduled" as rr does: the thread is moved to the stub's
+// DeschedEntry with the call's number (restart_syscall for a call the
+// kernel resumes so) in rax, where the stub releases the buffer, so that
+// other threads use it meanwhile, and makes the call again from a traced
+// instruction: an ordinary traced call that may block while other
+// threads run, recorded once, by ptrace (the stub abandons the record it
+// had reserved). A call the signal ended with EINTR (one the kernel
+// never restarts) is made again the same way: the program never sees
+// the watchdog's signal. Anywhere else in the stub the thread just
+// continues (it leaves the stub within a few instructions; a point
 // inside it is never taken).
 func (r *recorder) stubInterrupted(t *task, regs *trace.Regs) error {
-	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
+	if err := r.reprobe(t, regs); err != nil {
+		return err
+	}
+	if regs[ptrace.RIP] == syscallbuf.SyscallRet && !probing(t) {
+		nr := regs[ptrace.ORIGRAX]
 		switch int64(regs[ptrace.RAX]) {
-		case -512, -513, -514:
-			return r.resumeUserMode(t, ptrace.Syscall)
+		case -int64(unix.EINTR), -512, -513, -514:
+		case -516: // ERESTART_RESTARTBLOCK
+			// The kernel resumes the call with restart_syscall, which
+			// writes that call's outputs (onExit).
+			t.interrupted = &interruptedCall{sc: linux.Lookup(linux.Nr(nr)), args: linux.Args(ptrace.SyscallArgs(regs))}
+			nr = unix.SYS_RESTART_SYSCALL
+		default:
+			return r.resumeUser(t)
+		}
+		regs[ptrace.RIP] = syscallbuf.DeschedEntry
+		regs[ptrace.RAX] = nr
+		if err := t.thread().SetRegs(regs); err != nil {
+			return r.lost(t, err)
 		}
 	}
 	return r.resumeUser(t)
+}
+
+// probing tells whether t's stub is in a probe (HdrProbeNr set): a call
+// made with a zero timeout that returns at once, after which the stub
+// itself makes the blocking call traced if needed. It is not moved to
+// DeschedEntry (the probe's state is in the shared header, which other
+// threads would then use): the kernel restarts it where it is.
+func probing(t *task) bool {
+	var nr [4]byte
+	return t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrProbeNr, nr[:]) == nil && nr != [4]byte{}
+}
+
+// reprobe makes a probe that a signal gorr does not deliver now (its
+// watchdog's, an asynchronous one it holds) interrupted with
+// -ERESTART_RESTARTBLOCK start again at the stub's buffered instruction
+// with its own number, instead of resuming as restart_syscall: replay
+// sees the thread arrive there with that number (the interrupted
+// attempt leaves no trace). With its zero timeout the probe made again
+// is the same call.
+func (r *recorder) reprobe(t *task, regs *trace.Regs) error {
+	if !r.bufOn || regs[ptrace.RIP] != syscallbuf.SyscallRet || int64(regs[ptrace.RAX]) != -516 || !probing(t) {
+		return nil
+	}
+	regs[ptrace.RAX] = regs[ptrace.ORIGRAX]
+	regs[ptrace.RIP] = syscallbuf.SyscallInsn
+	if err := t.thread().SetRegs(regs); err != nil {
+		return r.lost(t, err)
+	}
+	return nil
 }
 
 // vsysCaller is the return address of a call into the vsyscall page

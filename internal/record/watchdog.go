@@ -164,7 +164,13 @@ func (r *recorder) onWatchdog(t *task, sig int) (bool, error) {
 	t.at = atSignal
 	t.pendingSig = 0
 	if !r.dog.fired.CompareAndSwap(int64(t.tid), 0) {
-		return true, nil // late: the slice it ended is over already
+		// Late: the slice it ended is over already.
+		if r.bufOn {
+			if regs, err := t.thread().GetRegs(); err == nil {
+				return true, r.reprobe(t, &regs)
+			}
+		}
+		return true, nil
 	}
 	if r.bufOn {
 		if regs, err := t.thread().GetRegs(); err == nil && syscallbuf.IsStub(regs[ptrace.RIP]) {

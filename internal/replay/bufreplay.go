@@ -338,3 +338,27 @@ func sameCall(rec *syscallbuf.Record, entry *trace.Event) bool {
 			r[ptrace.RBX], r[ptrace.RBP], r[ptrace.R12], r[ptrace.R13], r[ptrace.R14], r[ptrace.R15],
 			r[ptrace.RSP], r[ptrace.EFLAGS]}
 }
+
+// desched moves t, stopped at the entry of a buffered call, to the
+// stub's DeschedEntry with the recorded call's number (or
+// restart_syscall) in rax, as the recorder did when the call blocked,
+// and runs it to the entry of the call made again from the stub's
+// traced instruction (syscallbuf.DeschedRet): the stub's own code
+// releases the buffer and remembers the descriptor, as in the
+// recording. The call itself is replayed as any traced call.
+func (rp *replayer) desched(ev *trace.Event, t *rtask, regs *trace.Regs) error {
+	regs[ptrace.RIP] = syscallbuf.DeschedEntry
+	regs[ptrace.RAX] = ev.Regs[ptrace.ORIGRAX]
+	if err := t.thread().SetRegs(regs); err != nil {
+		return err
+	}
+	if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSyscallEntry, 0); err != nil {
+		return err
+	}
+	r, err := t.thread().GetRegs()
+	if err != nil {
+		return err
+	}
+	*regs = r
+	return nil
+}

@@ -2,12 +2,14 @@ package replay
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -42,33 +44,46 @@ func fileBacked(out *trace.Event) bool {
 	return len(out.Maps) > 0 && out.Maps[0].File != ""
 }
 
-// mapFile replaces the placeholder mapping that the executed mmap made
-// at m.Start by a mapping of m's file, opened in the tracee through the
-// syscall instruction at sc (the placeholder, readable, holds the path
-// while openat reads it).
-func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
+// mapTarget returns the file that replay maps for m, and how to open
+// it: shared mappings, and private ones of files that are not system
+// files linked into a format 1 trace (and so may change size), map the
+// replay's copy, which follows the recorded size changes and the writes
+// through shared mappings. (The links of format 2 traces are to gorr's
+// file cache: copies of any file.)
+func (rp *replayer) mapTarget(m *trace.Mapping) (string, uint64, error) {
 	path, oflag := rp.opts.Reader.Path(m.File), uint64(unix.O_RDONLY)
 	var st unix.Stat_t
 	if m.Flags&unix.MAP_SHARED != 0 || rp.opts.Reader.Header().Version >= 2 || unix.Stat(path, &st) != nil || st.Nlink == 1 {
-		// Shared mappings, and private ones of files that are not system
-		// files linked into a format 1 trace (and so may change size),
-		// map the replay's copy, which follows the recorded size changes
-		// and the writes through shared mappings. (The links of format 2
-		// traces are to gorr's file cache: copies of any file.)
 		var err error
 		if path, err = rp.emuFile(m.File); err != nil {
-			return fmt.Errorf("event %d: %w", rp.n, err)
+			return "", 0, fmt.Errorf("event %d: %w", rp.n, err)
 		}
 		if m.Flags&unix.MAP_SHARED != 0 {
 			oflag = unix.O_RDWR
 		}
 	}
+	return rp.realPath(path), oflag, nil
+}
+
+// mapFlags are the mmap flags that map m's file at its recorded place.
+func mapFlags(m *trace.Mapping) uint64 {
+	return uint64(m.Flags&(unix.MAP_SHARED|unix.MAP_PRIVATE|unix.MAP_NORESERVE|unix.MAP_POPULATE|unix.MAP_LOCKED|unix.MAP_STACK)) | unix.MAP_FIXED
+}
+
+// mapFile replaces the placeholder mapping that the executed mmap made
+// at m.Start by a mapping of m's file, opened in the tracee through the
+// syscall instruction at sc (the placeholder, readable, holds the path
+// while openat reads it).
+func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
+	path, oflag, err := rp.mapTarget(m)
+	if err != nil {
+		return err
+	}
 	fd, err := rp.openIn(t, sc, m, path, oflag)
 	if err != nil {
 		return err
 	}
-	flags := uint64(m.Flags&(unix.MAP_SHARED|unix.MAP_PRIVATE|unix.MAP_NORESERVE|unix.MAP_POPULATE|unix.MAP_LOCKED|unix.MAP_STACK)) | unix.MAP_FIXED
-	ret, _, err := tracee.Inject(t.real, sc, unix.SYS_MMAP, m.Start, m.End-m.Start, uint64(m.Prot), flags, uint64(fd), m.Offset)
+	ret, _, err := tracee.Inject(t.real, sc, unix.SYS_MMAP, m.Start, m.End-m.Start, uint64(m.Prot), mapFlags(m), uint64(fd), m.Offset)
 	if err == nil && uint64(ret) != m.Start {
 		err = fmt.Errorf("mmap returned 0x%x", uint64(ret))
 	}
@@ -78,20 +93,99 @@ func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
 	return nil
 }
 
+// tgid is t's process id (cached: /proc/PID/status is slow to read).
+func (t *rtask) tgid() int {
+	if t.pid == 0 {
+		t.pid = tracee.Tgid(t.real)
+	}
+	return t.pid
+}
+
+// fdKey names a descriptor of path opened with oflag (in a process).
+func fdKey(oflag uint64, path string) string {
+	return strconv.FormatUint(oflag, 10) + ":" + path
+}
+
+// openedIn returns the descriptor of path (opened with oflag) that
+// t's process has already, if it still has it.
+func (rp *replayer) openedIn(t *rtask, path string, oflag uint64) (int64, bool) {
+	pid := t.tgid()
+	fd, ok := rp.emuFds[pid][fdKey(oflag, path)]
+	if !ok {
+		return 0, false
+	}
+	link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
+	return fd, link == rp.realPath(path)
+}
+
+// maxInherited bounds the descriptors of mapped files that a process
+// passes on through execve: beyond it they are opened O_CLOEXEC.
+const maxInherited = 32
+
+// cloexec is the O_CLOEXEC flag to open a mapped file with in t's
+// process: none for its first maxInherited files, so that its
+// descendants, after fork and after execve (replay's own descriptors
+// are the only real ones a tracee has; the program's are emulated),
+// map libc and the like without opening them again.
+func (rp *replayer) cloexec(t *rtask) uint64 {
+	if len(rp.emuFds[t.tgid()]) >= maxInherited {
+		return unix.O_CLOEXEC
+	}
+	return 0
+}
+
+// inheritFds gives the new process child the descriptors its parent
+// t's process had open (the kernel copied or shares its table).
+func (rp *replayer) inheritFds(t, child *rtask) {
+	fds := rp.emuFds[t.tgid()]
+	if len(fds) == 0 {
+		return
+	}
+	rp.emuFds[child.tgid()] = maps.Clone(fds)
+}
+
+// realPath is path as the kernel names the file it opens (absolute,
+// without symbolic links), cached.
+func (rp *replayer) realPath(path string) string {
+	if p, ok := rp.realPaths[path]; ok {
+		return p
+	}
+	real := path
+	if abs, err := filepath.Abs(path); err == nil {
+		real = abs
+		if p, err := filepath.EvalSymlinks(abs); err == nil {
+			real = p
+		}
+	}
+	if rp.realPaths == nil {
+		rp.realPaths = map[string]string{}
+	}
+	rp.realPaths[path] = real
+	return real
+}
+
+// keepFd remembers that t's process has path open (with oflag) as fd.
+func (rp *replayer) keepFd(t *rtask, path string, oflag uint64, fd int64) {
+	pid := t.tgid()
+	if rp.emuFds == nil {
+		rp.emuFds = map[int]map[string]int64{}
+	}
+	if rp.emuFds[pid] == nil {
+		rp.emuFds[pid] = map[string]int64{}
+	}
+	rp.emuFds[pid][fdKey(oflag, path)] = fd
+}
+
 // openIn returns a descriptor of path (opened with oflag) in t's
 // process, opening it through the placeholder mapping m and the syscall
-// instruction at sc the first time. The descriptor stays open (with
-// O_CLOEXEC; the program's own descriptors are emulated, so it sees none
-// of this), so that later mappings of the file use the same open file and
-// the kernel merges adjacent ones as it did in the recording (an mremap
-// across them then works).
+// instruction at sc the first time. The descriptor stays open (the
+// program's own descriptors are emulated, so it sees none of this), so
+// that later mappings of the file use the same open file and the kernel
+// merges adjacent ones as it did in the recording (an mremap across them
+// then works); the first few also stay open through execve (cloexec).
 func (rp *replayer) openIn(t *rtask, sc uint64, m *trace.Mapping, path string, oflag uint64) (int64, error) {
-	pid := tracee.Tgid(t.real)
-	key := fmt.Sprintf("%d:%d:%s", pid, oflag, path)
-	if fd, ok := rp.emuFds[key]; ok {
-		if link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd)); link == path {
-			return fd, nil
-		}
+	if fd, ok := rp.openedIn(t, path, oflag); ok {
+		return fd, nil
 	}
 	if uint64(len(path)) >= m.End-m.Start {
 		return 0, fmt.Errorf("event %d: path of the copy of %s is too long (%d bytes)", rp.n, m.Name, len(path))
@@ -100,15 +194,98 @@ func (rp *replayer) openIn(t *rtask, sc uint64, m *trace.Mapping, path string, o
 		return 0, fmt.Errorf("event %d: %w", rp.n, err)
 	}
 	atFdcwd := int64(unix.AT_FDCWD)
-	fd, err := tracee.MustInject(t.real, sc, unix.SYS_OPENAT, uint64(atFdcwd), m.Start, oflag|unix.O_CLOEXEC)
+	fd, err := tracee.MustInject(t.real, sc, unix.SYS_OPENAT, uint64(atFdcwd), m.Start, oflag|rp.cloexec(t))
 	if err != nil {
 		return 0, fmt.Errorf("event %d: open %s in the tracee: %w", rp.n, path, err)
 	}
-	if rp.emuFds == nil {
-		rp.emuFds = map[string]int64{}
-	}
-	rp.emuFds[key] = fd
+	rp.keepFd(t, path, oflag, fd)
 	return fd, nil
+}
+
+// openAtEntry opens path (with oflag) in t's process while t is held at
+// the entry of a system call, by turning that call into an openat and
+// then bringing t back to the entry of the call it was making: the path
+// is written below the stack's red zone (the bytes there are put back
+// at once), and only where that is private writable memory of the
+// stack's mapping. ok is false (and nothing changed) when that cannot
+// be done; the caller then takes the slower way (mapFile).
+func (rp *replayer) openAtEntry(t *rtask, path string, oflag uint64) (fd int64, ok bool, err error) {
+	regs := t.entry
+	sp := regs[ptrace.RSP]
+	addr := (sp - 8192 - uint64(len(path)) - 1) &^ 15
+	maps, err := tracee.Maps(t.real)
+	if err != nil {
+		return 0, false, nil
+	}
+	inStack := false
+	for _, m := range maps {
+		if m.Start <= sp && sp < m.End {
+			inStack = m.Start <= addr && m.Prot&unix.PROT_WRITE != 0 && !m.Shared && m.Inode == 0
+			break
+		}
+	}
+	if !inStack {
+		return 0, false, nil
+	}
+	saved := make([]byte, len(path)+1)
+	if err := t.mem.ReadMem(addr, saved); err != nil {
+		return 0, false, nil
+	}
+	if err := t.mem.WriteMem(addr, append([]byte(path), 0)); err != nil {
+		return 0, false, nil
+	}
+	th := t.thread()
+	r := regs
+	r[ptrace.ORIGRAX] = unix.SYS_OPENAT
+	atFdcwd := int64(unix.AT_FDCWD)
+	ptrace.SetSyscallArgs(&r, [6]uint64{uint64(atFdcwd), addr, oflag | rp.cloexec(t), 0, 0, 0})
+	if err := th.SetRegs(&r); err != nil {
+		return 0, false, err
+	}
+	// To the openat's exit, then back into the call: its syscall
+	// instruction again, with its number.
+	for _, want := range []ptrace.StopKind{ptrace.StopSyscallExit, ptrace.StopSyscallEntry} {
+		if _, err := th.RunUntil(ptrace.Syscall, 0, func(st ptrace.Stop) (ptrace.Action, error) {
+			switch st.Kind {
+			case want:
+				return ptrace.Accept, nil
+			case ptrace.StopSignal, ptrace.StopEvent:
+				return ptrace.Again, nil // as Inject: real signals of replay are dropped
+			}
+			return ptrace.Accept, fmt.Errorf("event %d: open %s in the tracee: unexpected %v", rp.n, path, st)
+		}); err != nil {
+			return 0, false, err
+		}
+		if want == ptrace.StopSyscallEntry {
+			break
+		}
+		out, err := th.GetRegs()
+		if err != nil {
+			return 0, false, err
+		}
+		fd = int64(out[ptrace.RAX])
+		if err := t.mem.WriteMem(addr, saved); err != nil {
+			return 0, false, err
+		}
+		back := regs
+		back[ptrace.RIP] -= 2
+		back[ptrace.RAX] = regs[ptrace.ORIGRAX]
+		if err := th.SetRegs(&back); err != nil {
+			return 0, false, err
+		}
+	}
+	got, err := th.GetRegs()
+	if err != nil {
+		return 0, false, err
+	}
+	if got[ptrace.RIP] != regs[ptrace.RIP] || got[ptrace.ORIGRAX] != regs[ptrace.ORIGRAX] {
+		return 0, false, fmt.Errorf("event %d: open %s in the tracee: back at 0x%x in call %d, not at the entry of call %d", rp.n, path, got[ptrace.RIP], int64(got[ptrace.ORIGRAX]), regs[ptrace.ORIGRAX])
+	}
+	if fd < 0 {
+		return 0, false, fmt.Errorf("event %d: open %s in the tracee: %w", rp.n, path, unix.Errno(-fd))
+	}
+	rp.keepFd(t, path, oflag, fd)
+	return fd, true, nil
 }
 
 // emuFile returns the replay's own copy of captured file rel, made on

@@ -76,6 +76,8 @@ type rtask struct {
 	execStub   bool
 	rewritten  bool
 	fileMap    *trace.Mapping
+	mappedFile bool   // the executed mmap maps its file itself (prepare)
+	pid        int    // tgid, once read (0: not yet)
 	stepPushf  uint64 // single-stepping a pushf: the address after it (clear the trap flag it pushes)
 	stepped    bool   // a single step of ours is under way
 	stepAgain  bool   // a real signal passed over interrupted that step (passOver)
@@ -137,7 +139,10 @@ type replayer struct {
 	// (memory.go), in emuDir.
 	emu    map[string]string
 	emuDir string
-	emuFds map[string]int64 // "tgid:flags:path": descriptor open in the tracee
+	emuFds map[int]map[string]int64 // tgid -> "flags:path" -> descriptor open in that process
+	// realPaths: the absolute, symlink-free names of the files replay
+	// maps (what /proc/PID/fd shows of their descriptors).
+	realPaths map[string]string
 	// takenAtDeath: the output of the recorded ends of calls of tasks an
 	// execve killed, taken at their deaths (diesInExec).
 	takenAtDeath map[*trace.Event][]byte

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
-	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -128,6 +127,15 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	if err != nil {
 		return err
 	}
+	if ev.Regs[ptrace.RIP] == syscallbuf.DeschedRet && regs[ptrace.RIP] == syscallbuf.SyscallRet {
+		if exe {
+			// (The buffered calls replay executes never block.)
+			return rp.diverge(ev, "a buffered call that blocked, which replay would have to run for real")
+		}
+		if err := rp.desched(ev, t, &regs); err != nil {
+			return err
+		}
+	}
 	if d := compareRegs(ev.Regs, &regs); len(d) > 0 {
 		return rp.diverge(ev, "entering "+linux.Name(nr), d...)
 	}
@@ -141,7 +149,7 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	t.atEntry, t.executing, t.entry = true, exe, regs
 	t.lastEntry = rp.n
 	t.inCall = true
-	t.rewritten, t.fileMap = false, nil
+	t.rewritten, t.fileMap, t.mappedFile = false, nil, false
 	if exe && nr == unix.SYS_SET_TID_ADDRESS {
 		t.clearTid = a[0]
 	}
@@ -167,8 +175,24 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		}
 		prot := a[2]
 		if fileBacked(out) {
-			// A readable placeholder, replaced by the file at the exit.
 			m := out.Maps[0]
+			path, oflag, err := rp.mapTarget(&m)
+			if err != nil {
+				return err
+			}
+			fd, ok := rp.openedIn(t, path, oflag)
+			if !ok {
+				if fd, ok, err = rp.openAtEntry(t, path, oflag); err != nil {
+					return err
+				}
+			}
+			if ok {
+				// The call maps the file itself, where it was recorded.
+				ptrace.SetSyscallArgs(&r, [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot), mapFlags(&m), uint64(fd), m.Offset})
+				t.rewritten, t.mappedFile = true, true
+				break
+			}
+			// A readable placeholder, replaced by the file at the exit.
 			t.fileMap = &m
 			prot, flags = unix.PROT_READ, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED|unix.MAP_NORESERVE
 		} else if len(out.Maps) > 0 || len(out.Mem) > 0 {
@@ -423,18 +447,23 @@ func (rp *replayer) finishExecuted(ev *trace.Event, t *rtask) error {
 			return err
 		}
 	}
-	for _, m := range ev.Mem {
-		if err := t.mem.WriteMem(m.Addr, m.Data); err != nil {
-			return fmt.Errorf("event %d: %w", rp.n, err)
+	// A private file mapping's recorded patches (int3s, jumps and
+	// trampolines, a few hundred over libc) are made in few writes, as
+	// the recorder made them; anything else one write each.
+	if !t.mappedFile || t.entry[ptrace.R10]&unix.MAP_SHARED != 0 || t.mem.WriteCode(ev.Mem) != nil {
+		for _, m := range ev.Mem {
+			if err := t.mem.WriteMem(m.Addr, m.Data); err != nil {
+				return fmt.Errorf("event %d: %w", rp.n, err)
+			}
 		}
 	}
-	if nr == unix.SYS_MMAP && (t.fileMap != nil || len(ev.Mem) > 0) {
+	if nr == unix.SYS_MMAP && !t.mappedFile && (t.fileMap != nil || len(ev.Mem) > 0) {
 		sc := r[ptrace.RIP] - 2
 		if _, err := tracee.MustInject(t.real, sc, unix.SYS_MPROTECT, uint64(ev.Result), t.entry[ptrace.RSI], t.entry[ptrace.RDX]); err != nil {
 			return err
 		}
 	}
-	t.fileMap = nil
+	t.fileMap, t.mappedFile = nil, false
 	return nil
 }
 
@@ -461,21 +490,6 @@ func (rp *replayer) diesInExec(o *rtask) {
 		rp.takenAtDeath = map[*trace.Event][]byte{}
 	}
 	rp.takenAtDeath[ev] = out.Bytes()
-}
-
-// fillFromFile copies a mapping's file content from its captured copy.
-func (rp *replayer) fillFromFile(t *rtask, m *trace.Mapping) error {
-	f, err := os.Open(rp.opts.Reader.Path(m.File))
-	if err != nil {
-		return fmt.Errorf("event %d: captured file for %s: %w", rp.n, m.Name, err)
-	}
-	defer f.Close()
-	buf := make([]byte, m.End-m.Start)
-	n, _ := f.ReadAt(buf, int64(m.Offset))
-	if n == 0 {
-		return nil
-	}
-	return t.mem.WriteMem(m.Start, buf[:n])
 }
 
 // echoWriter is where the output of write event ev goes (nil: nowhere).

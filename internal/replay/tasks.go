@@ -59,6 +59,7 @@ func (rp *replayer) exec(ev *trace.Event) error {
 	rp.tasks[t.rec] = t
 	t.atEntry, t.executing, t.inCall = false, false, false
 	t.clearTid = 0 // exec forgets it
+	t.pid = 0
 	return rp.rebuild(ev, t)
 }
 
@@ -72,66 +73,134 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	for _, m := range ev.Maps {
 		want = append(want, tracee.Map{Start: m.Start, End: m.End})
 	}
-	scratch := tracee.FindGap(pageSize, cur, want)
-	inj := func(sc uint64, nr int, args ...uint64) error {
-		_, err := tracee.MustInject(t.real, sc, nr, args...)
-		return err
+	// The files of the recorded mappings, mapped as the kernel mapped
+	// them: through the descriptors the process has of them already
+	// (inherited, see cloexec), or opened by the first batch.
+	type fileMap struct {
+		path  string
+		oflag uint64
+		fd    int64
+		open  int // index of the openat in the first batch, or -1
 	}
-	if err := inj(tracee.StubEntry, unix.SYS_MMAP, scratch, pageSize, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC,
+	files := make([]*fileMap, len(ev.Maps))
+	var paths []byte
+	byPath := map[string]*fileMap{}
+	for i, m := range ev.Maps {
+		if m.File == "" || m.Flags&unix.MAP_SHARED != 0 {
+			continue
+		}
+		path, oflag, err := rp.mapTarget(&ev.Maps[i])
+		if err != nil {
+			return err
+		}
+		f := byPath[fdKey(oflag, path)]
+		if f == nil {
+			f = &fileMap{path: path, oflag: oflag, open: -1}
+			if fd, ok := rp.openedIn(t, path, oflag); ok {
+				f.fd = fd
+			} else {
+				f.open = len(paths) // offset for now
+				paths = append(append(paths, path...), 0)
+			}
+			byPath[fdKey(oflag, path)] = f
+		}
+		files[i] = f
+	}
+	// The scratch mapping holds the code of the injected batches (and the
+	// paths to open): the first unmaps the stub, opens the files, maps
+	// them and the recorded anonymous mappings (writable, to be filled);
+	// the second protects those as recorded and sets the process's
+	// state; each without a stop per call.
+	code := tracee.BatchSize(2*len(ev.Maps) + len(cur) + len(byPath) + 8)
+	scratchLen := pageUp(code + uint64(len(paths)) + 16)
+	scratch := tracee.FindGap(scratchLen, cur, want)
+	if _, err := tracee.MustInject(t.real, tracee.StubEntry, unix.SYS_MMAP, scratch, scratchLen, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC,
 		unix.MAP_PRIVATE|unix.MAP_ANONYMOUS|unix.MAP_FIXED, ^uint64(0), 0); err != nil {
 		return fmt.Errorf("replay exec: %w", err)
 	}
-	if err := t.mem.WriteMem(scratch, []byte{0x0f, 0x05, 0xcc, 0xcc}); err != nil {
-		return err
+	if len(paths) > 0 {
+		if err := t.mem.WriteMem(scratch+code, paths); err != nil {
+			return fmt.Errorf("replay exec: %w", err)
+		}
 	}
+	var calls []tracee.Call
 	for _, m := range cur {
 		if m.Name == "[vsyscall]" {
 			continue
 		}
-		if err := inj(scratch, unix.SYS_MUNMAP, m.Start, m.Size()); err != nil {
-			return fmt.Errorf("replay exec: unmap %s: %w", m.Name, err)
-		}
+		calls = append(calls, tracee.Call{Nr: unix.SYS_MUNMAP, Args: [6]uint64{m.Start, m.Size()}})
 	}
-	for _, m := range ev.Maps {
+	atFdcwd := int64(unix.AT_FDCWD)
+	var opened []*fileMap
+	for _, f := range byPath {
+		if f.open < 0 {
+			continue
+		}
+		calls = append(calls, tracee.Call{Nr: unix.SYS_OPENAT, Args: [6]uint64{uint64(atFdcwd), scratch + code + uint64(f.open), f.oflag | rp.cloexec(t)}})
+		f.open = len(calls) - 1
+		opened = append(opened, f)
+	}
+	for i, m := range ev.Maps {
+		if f := files[i]; f != nil {
+			c := tracee.Call{Nr: unix.SYS_MMAP, Args: [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot), mapFlags(&ev.Maps[i]), uint64(f.fd), m.Offset}}
+			if f.open >= 0 {
+				c.FdOf = f.open + 1
+			}
+			calls = append(calls, c)
+			continue
+		}
 		flags := uint64(m.Flags&(unix.MAP_SHARED|unix.MAP_PRIVATE)) | unix.MAP_FIXED | unix.MAP_ANONYMOUS
 		if m.Name == "[stack]" {
 			flags |= unix.MAP_GROWSDOWN
 		}
-		if err := inj(scratch, unix.SYS_MMAP, m.Start, m.End-m.Start, unix.PROT_READ|unix.PROT_WRITE, flags, ^uint64(0), 0); err != nil {
-			return fmt.Errorf("replay exec: map %s at 0x%x: %w", m.Name, m.Start, err)
-		}
-		if m.File != "" {
-			if err := rp.fillFromFile(t, &m); err != nil {
-				return err
-			}
+		calls = append(calls, tracee.Call{Nr: unix.SYS_MMAP, Args: [6]uint64{m.Start, m.End - m.Start, unix.PROT_READ | unix.PROT_WRITE, flags, ^uint64(0), 0}})
+	}
+	res, err := tracee.InjectBatch(t.real, t.mem, scratch, calls)
+	if err != nil {
+		return fmt.Errorf("replay exec: rebuild the recorded mappings: %w", err)
+	}
+	for i, ret := range res {
+		if ret < 0 && ret > -4096 || calls[i].Nr == unix.SYS_MMAP && uint64(ret) != calls[i].Args[0] {
+			return fmt.Errorf("replay exec: rebuild the recorded mappings: injected syscall %d (args %#x) returned %d", calls[i].Nr, calls[i].Args, ret)
 		}
 	}
+	for _, f := range opened {
+		f.fd = res[f.open]
+		rp.keepFd(t, f.path, f.oflag, f.fd)
+	}
+	// The recorded content: the anonymous mappings' (writable until the
+	// next batch) and the differences of the file mappings from their
+	// files (patched sites, the partial page before the bss), written
+	// into them as a debugger writes.
 	for _, w := range ev.Mem {
 		if err := t.mem.WriteFast(w.Addr, w.Data); err != nil {
 			return fmt.Errorf("replay exec: %w", err)
 		}
 	}
-	for _, m := range ev.Maps {
-		if m.Prot != unix.PROT_READ|unix.PROT_WRITE {
-			if err := inj(scratch, unix.SYS_MPROTECT, m.Start, m.End-m.Start, uint64(m.Prot)); err != nil {
-				return fmt.Errorf("replay exec: protect %s: %w", m.Name, err)
-			}
+	calls = calls[:0]
+	for i, m := range ev.Maps {
+		if files[i] == nil && m.Prot != unix.PROT_READ|unix.PROT_WRITE {
+			calls = append(calls, tracee.Call{Nr: unix.SYS_MPROTECT, Args: [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot)}})
 		}
 	}
-	if err := inj(scratch, unix.SYS_PRCTL, unix.PR_SET_TSC, unix.PR_TSC_SIGSEGV); err != nil {
+	// No core files from replayed crashes: RLIMIT_CORE 0 (the limit is
+	// read from the zeroed end of the scratch mapping).
+	calls = append(calls,
+		tracee.Call{Nr: unix.SYS_PRCTL, Args: [6]uint64{unix.PR_SET_TSC, unix.PR_TSC_SIGSEGV}},
+		tracee.Call{Nr: unix.SYS_PRLIMIT64, Args: [6]uint64{0, unix.RLIMIT_CORE, scratch + scratchLen - 16, 0}},
+		tracee.Call{Nr: unix.SYS_ARCH_PRCTL, Args: [6]uint64{0x1012, 0}}) // ARCH_SET_CPUID: may fail (no CPUID faulting)
+	if res, err = tracee.InjectBatch(t.real, t.mem, scratch, calls); err != nil {
+		return fmt.Errorf("replay exec: %w", err)
+	}
+	for i, ret := range res[:len(res)-1] {
+		if ret < 0 && ret > -4096 {
+			return fmt.Errorf("replay exec: injected syscall %d (args %#x) failed: %w", calls[i].Nr, calls[i].Args, unix.Errno(-ret))
+		}
+	}
+	if err := t.mem.WriteMem(scratch, []byte{0x0f, 0x05}); err != nil {
 		return err
 	}
-	if _, _, err := tracee.Inject(t.real, scratch, unix.SYS_ARCH_PRCTL, 0x1012, 0); err != nil {
-		return err
-	}
-	// No core files from replayed crashes.
-	if err := t.mem.WriteMem(scratch+16, make([]byte, 16)); err != nil {
-		return err
-	}
-	if err := inj(scratch, unix.SYS_PRLIMIT64, 0, unix.RLIMIT_CORE, scratch+16, 0); err != nil {
-		return err
-	}
-	if err := inj(scratch, unix.SYS_MUNMAP, scratch, pageSize); err != nil {
+	if _, err := tracee.MustInject(t.real, scratch, unix.SYS_MUNMAP, scratch, scratchLen); err != nil {
 		return err
 	}
 	regs := *ev.Regs
@@ -189,6 +258,9 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 	}
 	if child.mem, err = tracee.OpenMem(child.real); err != nil {
 		return err
+	}
+	if ev.Flags&unix.CLONE_THREAD == 0 {
+		rp.inheritFds(t, child)
 	}
 	for _, m := range ev.Mem {
 		if err := child.mem.WriteMem(m.Addr, m.Data); err != nil {

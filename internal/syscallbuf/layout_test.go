@@ -23,7 +23,7 @@ func TestCheckTraceLayout(t *testing.T) {
 	}
 	// The stubs of layouts 2 and 3 lack replay fields this replay uses:
 	// their traces are refused too.
-	for _, old := range []int{2, 3} {
+	for _, old := range []int{2, 3, 4} {
 		err = CheckTrace(trace.Header{SyscallBuffer: true, SyscallBufferLayout: old, GorrVersion: "0.5"})
 		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("layout %d ", old)) || !strings.Contains(err.Error(), fmt.Sprintf("layout %d only", Layout)) {
 			t.Errorf("layout %d: %v", old, err)

@@ -1,6 +1,8 @@
 package syscallbuf
 
 import (
+	"debug/elf"
+	"debug/gosym"
 	"encoding/binary"
 	"io"
 	"sort"
@@ -20,6 +22,11 @@ import (
 // (glibc's syscall(2), Nr DynNr: the stub looks at the number it is
 // handed).
 //
+// With Pre set (musl's `__syscall_cp_c`, whose `syscall; ret` is too
+// short for the jump), the instructions just before the syscall are
+// displaced too, run first by the trampoline, and Off is the first one's
+// offset.
+//
 // With Ret set the site is a whole function `mov $nr, %eax; syscall;
 // ret` (glibc's getpid and the like, and the vDSO functions gorr
 // rewrites into that form), and Off is the mov's offset.
@@ -30,12 +37,19 @@ import (
 // without a syscall stop, and only the buffer's seccomp filter would
 // see them. The mov's immediate is redirected to a trampoline that
 // makes the call through the stub and returns as the page does.
+//
+// With TailLen set, Disp is followed by a direct jump of TailLen bytes to
+// the function at file offset Tail (musl's `syscall; mov %rax, %rdi; jmp
+// __syscall_ret`): the trampoline jumps there instead of back.
 type Site struct {
-	Off  uint64
-	Nr   int
-	Disp []byte
-	Ret  bool
-	Vsys bool `json:",omitempty"`
+	Off     uint64
+	Nr      int
+	Pre     []byte `json:",omitempty"`
+	Disp    []byte
+	Ret     bool
+	Vsys    bool   `json:",omitempty"`
+	Tail    uint64 `json:",omitempty"`
+	TailLen int    `json:",omitempty"`
 }
 
 // DynNr is the Nr of a site whose number is only known at run time.
@@ -49,7 +63,7 @@ func (s *Site) Len() uint64 {
 	if s.Ret {
 		return siteLen
 	}
-	return 2 + uint64(len(s.Disp))
+	return uint64(len(s.Pre)) + 2 + uint64(len(s.Disp)) + uint64(s.TailLen)
 }
 
 // siteLen is how many bytes a patched `mov; syscall; ret` site replaces.
@@ -79,8 +93,12 @@ func isVsysCall(code []byte) (int, bool) {
 	return nr, ok
 }
 
-// maxDisp bounds the displaced instructions.
-const maxDisp = 16
+// maxDisp bounds the displaced instructions, maxPre those displaced
+// from before the syscall.
+const (
+	maxDisp = 16
+	maxPre  = 8
+)
 
 // trampLen is the space each trampoline takes: two 8-byte slots (the
 // trampoline's code address, the address to return to) and the code.
@@ -93,6 +111,24 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 	sections, err := patch.CodeSections(r)
 	if err != nil {
 		return nil, err
+	}
+	// The function starts again, with those of a Go binary linked
+	// without symbols (.gopclntab), and every symbol's address.
+	f, err := elf.NewFile(r)
+	if err != nil {
+		return nil, err
+	}
+	starts := patch.FuncStarts(f)
+	if len(starts) == 0 {
+		starts = goFuncStarts(f)
+	}
+	var syms []uint64 // every symbol's address, of any type
+	if ss, err := f.Symbols(); err == nil {
+		for _, y := range ss {
+			if y.Value != 0 {
+				syms = append(syms, y.Value)
+			}
+		}
 	}
 	var out []Site
 	for s := range sections {
@@ -112,15 +148,54 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 		if len(cands) == 0 {
 			continue
 		}
-		// Each candidate's function, from its start to the next one.
+		// Each candidate's function, from its start to the next one
+		// (s.Func's bounds, with the .gopclntab starts of a Go binary
+		// without symbols).
 		ends := map[int]int{}
+		isSym := map[int]bool{} // the start is a function's, not the section's
 		for c := range cands {
-			b, e := s.Func(c)
+			addr := s.Addr + uint64(c)
+			i := sort.Search(len(starts), func(i int) bool { return starts[i] > addr }) - 1
+			b, e := 0, len(data)
+			if i >= 0 && starts[i] >= s.Addr {
+				b = int(starts[i] - s.Addr)
+				isSym[b] = true
+			}
+			if i+1 < len(starts) && starts[i+1] < s.Addr+uint64(len(data)) {
+				e = int(starts[i+1] - s.Addr)
+			}
 			ends[b] = e
+		}
+		funcs := map[int]bool{} // the function starts in the section
+		for _, a := range starts {
+			if a >= s.Addr && a < s.Addr+uint64(len(data)) {
+				funcs[int(a-s.Addr)] = true
+			}
 		}
 		found := map[int]found{} // syscall offset -> number, displaced bytes
 		for b, e := range ends {
-			decodeSites(data, b, e, cands, found)
+			decodeSites(data, b, e, isSym[b], funcs, cands, found)
+		}
+		// A symbol inside the replaced bytes is a label code may jump
+		// to or look for (musl's __cp_end, which its cancellation
+		// handler compares the interrupted pc with).
+		for _, v := range syms {
+			if v < s.Addr || v >= s.Addr+uint64(len(data)) {
+				continue
+			}
+			at := int(v - s.Addr)
+			for c, f := range found {
+				n := siteLen
+				if f.disp > 0 {
+					n = 2 + f.disp + f.tailLen
+				}
+				if f.vsys {
+					n = 7
+				}
+				if at > c-f.pre && at < c+n {
+					delete(found, c)
+				}
+			}
 		}
 		offs := make([]int, 0, len(found))
 		for c := range found {
@@ -134,34 +209,77 @@ func Scan(r io.ReaderAt) ([]Site, error) {
 			if f.disp > 0 {
 				st.Disp = append([]byte(nil), data[c+2:c+2+f.disp]...)
 			}
+			if f.tailLen > 0 {
+				st.Tail, st.TailLen = s.Offset+uint64(f.tail), f.tailLen
+			}
+			if f.pre > 0 {
+				st.Off -= uint64(f.pre)
+				st.Pre = append([]byte(nil), data[c-f.pre:c]...)
+			}
+			if k := len(out) - 1; k >= 0 && out[k].Off+out[k].Len() > st.Off {
+				continue // overlaps the previous one (a `mov; syscall; ret` function's)
+			}
 			out = append(out, st)
 		}
 	}
 	return out, nil
 }
 
-// found is a confirmed site: its number and how many bytes after the
+// goFuncStarts returns the function entries a Go binary without a
+// symbol table (linked with -s) still lists in its .gopclntab, sorted;
+// nil if it has none.
+func goFuncStarts(f *elf.File) []uint64 {
+	pcln, text := f.Section(".gopclntab"), f.Section(".text")
+	if pcln == nil || text == nil {
+		return nil
+	}
+	data, err := pcln.Data()
+	if err != nil {
+		return nil
+	}
+	tab, err := gosym.NewTable(nil, gosym.NewLineTable(data, text.Addr))
+	if err != nil {
+		return nil
+	}
+	out := make([]uint64, 0, len(tab.Funcs))
+	for _, fn := range tab.Funcs {
+		out = append(out, fn.Entry)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// found is a confirmed site: its number, how many bytes after the
 // syscall instruction are displaced (0: a `mov; syscall; ret` function,
-// or with vsys a vsyscall call site).
+// or with vsys a vsyscall call site) and how many before it.
 type found struct {
-	nr, disp int
-	vsys     bool
+	nr, disp, pre int
+	vsys          bool
+	tail, tailLen int // a jump to the function at tail ends the displaced code
 }
 
 // decodeSites decodes the function [start, end), noting each candidate
 // that is a real syscall instruction preceded by an instruction that sets
-// eax to a buffered number (or copies it from rdi) and followed by
+// eax to a buffered number (or copies it from rdi, or loads it from the
+// stack: Go's ABI0 syscall stubs), or that uses the number its caller
+// left in rax (sym: start is a function symbol's, and nothing before the
+// syscall writes rax; Go's register-ABI Syscall6), and followed by
 // instructions that can be displaced, unless a branch in the function
 // lands inside the replaced bytes.
-func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]found) {
+func decodeSites(data []byte, start, end int, sym bool, funcs, cands map[int]bool, out map[int]found) {
 	prevNr := -1
+	if sym {
+		prevNr = DynNr
+	}
 	targets := map[int]bool{}
 	var got []int
+	var prev []int // the starts of the instructions since the last that cannot be displaced
 	for pc := start; pc < end && pc < len(data); {
 		inst, err := x86asm.Decode(data[pc:], 64)
 		if err != nil || inst.Len == 0 {
 			pc++
 			prevNr = -1
+			prev = prev[:0]
 			continue
 		}
 		if rel, ok := inst.Args[0].(x86asm.Rel); ok {
@@ -179,7 +297,29 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]fo
 			if n := displaced(data[pc+2 : min(len(data), end)]); n > 0 {
 				out[pc] = found{nr: prevNr, disp: n}
 				got = append(got, pc)
+			} else if n, jl, to := jmpTail(data[pc+2 : min(len(data), end)]); n > 0 && funcs[pc+2+n+jl+to] {
+				// A tail call: the flags are dead at a function's entry.
+				out[pc] = found{nr: prevNr, disp: n, tail: pc + 2 + n + jl + to, tailLen: jl}
+				got = append(got, pc)
+			} else if n := retTail(data[pc+2 : min(len(data), end)]); n > 0 && sym {
+				// Too short: take the moves before the syscall too.
+				for i := len(prev) - 1; i >= 0; i-- {
+					pre := pc - prev[i]
+					if pre > maxPre {
+						break
+					}
+					if pre+2+n >= 7 && pre+n <= maxDisp { // (the trampoline has room for maxDisp)
+						out[pc] = found{nr: prevNr, disp: n, pre: pre}
+						got = append(got, pc)
+						break
+					}
+				}
 			}
+		}
+		if preMovable(inst) {
+			prev = append(prev, pc)
+		} else {
+			prev = prev[:0]
 		}
 		switch {
 		case inst.Len == 5 && data[pc] == 0xb8: // mov $imm32, %eax
@@ -187,6 +327,8 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]fo
 		case inst.Len == 2 && data[pc] == 0x31 && data[pc+1] == 0xc0: // xor %eax, %eax
 			prevNr = 0
 		case inst.Len == 3 && data[pc] == 0x48 && data[pc+1] == 0x89 && data[pc+2] == 0xf8: // mov %rdi, %rax
+			prevNr = DynNr
+		case inst.Op == x86asm.MOV && inst.Args[0] == x86asm.RAX && isStackSlot(inst.Args[1]): // mov N(%rsp), %rax
 			prevNr = DynNr
 		case inst.Op == x86asm.MOV && !targets[pc] && !writesRAX(inst):
 			// A move into another register keeps eax's number.
@@ -198,12 +340,12 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]fo
 	for _, c := range got {
 		n := siteLen
 		if d := out[c].disp; d > 0 {
-			n = 2 + d
+			n = 2 + d + out[c].tailLen
 		}
 		if out[c].vsys {
 			n = 7 // only the mov's immediate changes
 		}
-		for k := 1; k < n; k++ {
+		for k := 1 - out[c].pre; k < n; k++ {
 			if targets[c+k] {
 				delete(out, c)
 			}
@@ -211,23 +353,102 @@ func decodeSites(data []byte, start, end int, cands map[int]bool, out map[int]fo
 	}
 }
 
-// displaced returns how many bytes of code (what follows a syscall
-// instruction) the trampoline can run in their place: whole instructions,
-// at least 5 bytes and at most maxDisp, that neither branch nor address
-// memory (so they run the same anywhere) and of which one sets the flags
-// before any reads them (the stub changes the flags a syscall keeps):
-// register moves, neg, cmp and test. 0 if there are none such.
-func displaced(code []byte) int {
-	n, setFlags := 0, false
-	for n < 5 {
+// preMovable tells whether inst can run in a trampoline before the
+// stub's call: a move that neither branches, addresses memory other than
+// through rsp, nor changes rsp.
+func preMovable(inst x86asm.Inst) bool {
+	if inst.Op != x86asm.MOV {
+		return false
+	}
+	for _, a := range inst.Args {
+		switch a := a.(type) {
+		case x86asm.Rel:
+			return false
+		case x86asm.Mem:
+			if !isStackSlot(a) {
+				return false
+			}
+		case x86asm.Reg:
+			if a == x86asm.RSP || a == x86asm.ESP || a == x86asm.SP {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// jmpTail returns, for code that is moves (as preMovable allows them)
+// followed by a direct unconditional jump, at least 5 bytes in all, the
+// moves' length, the jump's and its displacement; zeros if it is not.
+func jmpTail(code []byte) (n, jl, rel int) {
+	for n < maxDisp {
+		inst, err := x86asm.Decode(code[n:], 64)
+		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
+			return 0, 0, 0
+		}
+		if r, ok := inst.Args[0].(x86asm.Rel); ok && inst.Op == x86asm.JMP {
+			if n == 0 || n+inst.Len < 5 {
+				return 0, 0, 0
+			}
+			return n, inst.Len, int(r)
+		}
+		if !preMovable(inst) {
+			return 0, 0, 0
+		}
+		n += inst.Len
+	}
+	return 0, 0, 0
+}
+
+// retTail returns the length of code that is moves (as displaced allows
+// them) ending with a plain ret, at most maxDisp bytes; 0 if it is not.
+func retTail(code []byte) int {
+	for n := 0; n < maxDisp; {
 		inst, err := x86asm.Decode(code[n:], 64)
 		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
 			return 0
 		}
+		if inst.Op == x86asm.RET && inst.Args[0] == nil {
+			return n + inst.Len
+		}
+		if !preMovable(inst) {
+			return 0
+		}
+		n += inst.Len
+	}
+	return 0
+}
+
+// displaced returns how many bytes of code (what follows a syscall
+// instruction) the trampoline can run in their place: whole instructions,
+// at least 5 bytes and at most maxDisp, that do not branch and address
+// memory only relative to rsp (so they run the same anywhere: the
+// trampoline runs them with the site's rsp) and of which one sets the
+// flags before any reads them (the stub changes the flags a syscall
+// keeps): moves, neg, cmp and test; or moves ending with the function's
+// ret (the flags are dead after it: Go's `MOVL AX, ret+N(FP); RET`). 0
+// if there are none such.
+func displaced(code []byte) int {
+	n, setFlags := 0, false
+	for n < 5 || !setFlags {
+		inst, err := x86asm.Decode(code[n:], 64)
+		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
+			return 0
+		}
+		if inst.Op == x86asm.RET && inst.Args[0] == nil {
+			if n+inst.Len < 5 {
+				return 0
+			}
+			return n + inst.Len
+		}
 		for _, a := range inst.Args {
 			switch a.(type) {
-			case x86asm.Mem, x86asm.Rel:
+			case x86asm.Rel:
 				return 0
+			case x86asm.Mem:
+				if inst.Op != x86asm.MOV || !isStackSlot(a) {
+					return 0
+				}
 			}
 		}
 		switch inst.Op {
@@ -238,9 +459,6 @@ func displaced(code []byte) int {
 			return 0
 		}
 		n += inst.Len
-	}
-	if !setFlags {
-		return 0
 	}
 	return n
 }
@@ -263,6 +481,13 @@ func ScanMem(code []byte) []Site {
 		}
 	}
 	return out
+}
+
+// isStackSlot tells whether a is a memory operand addressed by rsp and a
+// displacement only (no segment, no index).
+func isStackSlot(a x86asm.Arg) bool {
+	m, ok := a.(x86asm.Mem)
+	return ok && m.Segment == 0 && m.Base == x86asm.RSP && m.Index == 0
 }
 
 func writesRAX(inst x86asm.Inst) bool {
@@ -290,6 +515,9 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 		if s.Off < off || s.Off+s.Len() > off+n {
 			continue
 		}
+		if s.TailLen > 0 && (s.Tail < off || s.Tail >= off+n) {
+			continue // the jump's target is not in this mapping
+		}
 		if *next+trampLen > TrampEnd {
 			break
 		}
@@ -301,7 +529,10 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 				trace.MemWrite{Addr: site + 3, Data: binary.LittleEndian.AppendUint32(nil, uint32(t+16))})
 			continue
 		}
-		tr := Trampoline(t, site, s.Disp)
+		tr := Trampoline(t, site, s.Pre, s.Disp)
+		if s.TailLen > 0 {
+			binary.LittleEndian.PutUint64(tr[8:], start+s.Tail-off)
+		}
 		if s.Ret {
 			tr = RetTrampoline(t, s.Nr)
 		}
@@ -312,13 +543,16 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 }
 
 // Trampoline is the block at t for the site at site: the slots, then
-// code that steps over the red zone, calls the stub, steps back, runs
-// the displaced instructions disp and jumps back through the second slot. Libraries
-// lie far beyond a rel32 from Base, so both long jumps go through
-// absolute 32-bit slot addresses (Base is below 2 GiB).
-func Trampoline(t, site uint64, disp []byte) []byte {
+// code that runs the instructions displaced from before the syscall
+// (pre), steps over the red zone, calls the stub, steps back, runs the
+// displaced instructions disp and jumps back through the second slot
+// (unless disp returned). Libraries lie far beyond a rel32 from Base, so
+// both long jumps go through absolute 32-bit slot addresses (Base is
+// below 2 GiB).
+func Trampoline(t, site uint64, pre, disp []byte) []byte {
 	b := binary.LittleEndian.AppendUint64(nil, t+16)
-	b = binary.LittleEndian.AppendUint64(b, site+2+uint64(len(disp)))
+	b = binary.LittleEndian.AppendUint64(b, site+uint64(len(pre))+2+uint64(len(disp)))
+	b = append(b, pre...)
 	b = append(b, 0x48, 0x8d, 0x64, 0x24, 0x80) // lea -128(%rsp), %rsp
 	b = append(b, 0xe8)                         // call Entry
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))

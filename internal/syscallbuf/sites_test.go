@@ -1,10 +1,15 @@
 package syscallbuf
 
 import (
+	"context"
+	"debug/elf"
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"golang.org/x/arch/x86/x86asm"
 
@@ -35,21 +40,141 @@ func TestScanLibc(t *testing.T) {
 	t.Logf("%d sites, calls %v", len(sites), seen)
 }
 
+// TestScanGo scans this test's own binary, a static Go program: the
+// runtime's syscall stubs and the register-ABI Syscall6 (number in rax
+// from its caller) are sites; clone, vfork and sigreturn are not.
+func TestScanGo(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command:", err)
+	}
+	dir := t.TempDir()
+	src := "package main\n\nimport (\n\t\"fmt\"\n\t\"os/exec\"\n\t\"syscall\"\n)\n\n" +
+		"func main() { fmt.Println(syscall.Getpid(), exec.Command(\"true\").Run()) }\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	exe := filepath.Join(dir, "prog")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", exe, "main.go")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GO111MODULE=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sites, err := Scan(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms, err := ef.Symbols()
+	if err != nil {
+		t.Skip("no symbols:", err)
+	}
+	text := ef.Section(".text")
+	in := map[string]Site{}
+	for _, s := range sites {
+		addr := s.Off - text.Offset + text.Addr
+		for _, y := range syms {
+			if elf.ST_TYPE(y.Info) == elf.STT_FUNC && y.Value <= addr && addr < y.Value+y.Size {
+				in[y.Name] = s
+			}
+		}
+	}
+	for name, nr := range map[string]int{
+		"internal/runtime/syscall/linux.Syscall6": DynNr,
+		"runtime.futex.abi0":                      202,
+		"runtime.read.abi0":                       0,
+		"runtime.write1.abi0":                     1,
+		"runtime.open.abi0":                       257,
+		"runtime.closefd.abi0":                    3,
+		"syscall.rawSyscallNoError.abi0":          DynNr, // syscall.Getpid
+	} {
+		s, ok := in[name]
+		if !ok {
+			t.Errorf("no site in %s (%d sites)", name, len(sites))
+		} else if s.Nr != nr {
+			t.Errorf("site in %s: call %d, want %d", name, s.Nr, nr)
+		}
+	}
+	for _, name := range []string{"runtime.clone.abi0", "syscall.rawVforkSyscall.abi0", "runtime.sigreturn__sigaction.abi0", "runtime.exit.abi0"} {
+		if _, ok := in[name]; ok {
+			t.Errorf("a site in %s", name)
+		}
+	}
+	t.Logf("%d sites", len(sites))
+
+	// Linked without a symbol table (-s), the functions are found in
+	// .gopclntab: the same sites.
+	stripped := exe + "-s"
+	cmd = exec.CommandContext(ctx, goBin, "build", "-ldflags=-s", "-o", stripped, "main.go")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GO111MODULE=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build -ldflags=-s: %v\n%s", err, out)
+	}
+	g, err := os.Open(stripped)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	ssites, err := Scan(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(ssites) != fmt.Sprint(sites) {
+		t.Errorf("stripped binary: sites %v, want %v", ssites, sites)
+	}
+}
+
+func TestJmpTail(t *testing.T) {
+	for _, c := range []struct {
+		code        []byte
+		n, jl, disp int
+	}{
+		{[]byte{0x48, 0x89, 0xc7, 0xe9, 0x0b, 0xd4, 0xff, 0xff}, 3, 5, -0x2bf5}, // mov %rax, %rdi; jmp rel32
+		{[]byte{0x48, 0x89, 0xc7, 0xeb, 0x10}, 3, 2, 0x10},                      // mov; jmp rel8
+		{[]byte{0xe9, 0x00, 0x01, 0x00, 0x00}, 0, 0, 0},                         // no move: not a displaced site
+		{[]byte{0x48, 0x89, 0xc7, 0x75, 0x10, 0x90, 0x90}, 0, 0, 0},             // a conditional jump
+		{[]byte{0x48, 0x89, 0xc7, 0xe8, 0x00, 0x01, 0x00, 0x00}, 0, 0, 0},       // a call
+	} {
+		if n, jl, d := jmpTail(c.code); n != c.n || jl != c.jl || d != c.disp {
+			t.Errorf("jmpTail(% x) = %d, %d, %d", c.code, n, jl, d)
+		}
+	}
+}
+
 func TestDisplaced(t *testing.T) {
 	for _, c := range []struct {
 		code []byte
 		want int
 	}{
-		{[]byte{0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0x73, 0x01}, 6},       // cmp $-4096, %rax
-		{[]byte{0x3d, 0x00, 0xf0, 0xff, 0xff, 0x77, 0x1c}, 5},             // cmp $-4096, %eax
-		{[]byte{0x89, 0xc2, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0x77, 0x1c}, 7}, // mov %eax,%edx; cmp
-		{[]byte{0x89, 0xc2, 0xf7, 0xda, 0x3d, 0x00, 0xf0, 0xff, 0xff}, 9}, // mov; neg; cmp
-		{[]byte{0x89, 0xc2, 0x89, 0xc1, 0x89, 0xc6, 0x77, 0x00}, 0},       // moves only: flags not set
-		{[]byte{0xc3, 0x90, 0x90, 0x90, 0x90, 0x90}, 0},                   // ret
-		{[]byte{0x48, 0x8b, 0x05, 0x00, 0x00, 0x00, 0x00}, 0},             // rip-relative load
-		{[]byte{0x89, 0xc2, 0x73, 0x01, 0x3d, 0x00, 0xf0, 0xff, 0xff}, 0}, // a branch
-		{[]byte{0x48, 0x85, 0xc0, 0x78, 0x01}, 0},                         // test (3 bytes), then a branch
-		{[]byte{0x48, 0x85, 0xc0, 0x48, 0x89, 0xc2, 0x73, 0x00}, 6},       // test; mov
+		{[]byte{0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0x73, 0x01}, 6},                                                       // cmp $-4096, %rax
+		{[]byte{0x3d, 0x00, 0xf0, 0xff, 0xff, 0x77, 0x1c}, 5},                                                             // cmp $-4096, %eax
+		{[]byte{0x89, 0xc2, 0x3d, 0x00, 0xf0, 0xff, 0xff, 0x77, 0x1c}, 7},                                                 // mov %eax,%edx; cmp
+		{[]byte{0x89, 0xc2, 0xf7, 0xda, 0x3d, 0x00, 0xf0, 0xff, 0xff}, 9},                                                 // mov; neg; cmp
+		{[]byte{0x89, 0xc2, 0x89, 0xc1, 0x89, 0xc6, 0x77, 0x00}, 0},                                                       // moves only: flags not set
+		{[]byte{0xc3, 0x90, 0x90, 0x90, 0x90, 0x90}, 0},                                                                   // ret
+		{[]byte{0x48, 0x8b, 0x05, 0x00, 0x00, 0x00, 0x00}, 0},                                                             // rip-relative load
+		{[]byte{0x89, 0xc2, 0x73, 0x01, 0x3d, 0x00, 0xf0, 0xff, 0xff}, 0},                                                 // a branch
+		{[]byte{0x48, 0x85, 0xc0, 0x78, 0x01}, 0},                                                                         // test (3 bytes), then a branch
+		{[]byte{0x48, 0x85, 0xc0, 0x48, 0x89, 0xc2, 0x73, 0x00}, 6},                                                       // test; mov
+		{[]byte{0x89, 0x44, 0x24, 0x30, 0xc3}, 5},                                                                         // Go: mov %eax, 0x30(%rsp); ret
+		{[]byte{0x48, 0x89, 0x44, 0x24, 0x08, 0xc3}, 6},                                                                   // Go: mov %rax, 8(%rsp); ret
+		{[]byte{0x48, 0x89, 0x44, 0x24, 0x28, 0x48, 0x89, 0x54, 0x24, 0x30, 0xc3}, 11},                                    // two stores; ret
+		{[]byte{0x89, 0x43, 0x30, 0xc3, 0x90}, 0},                                                                         // a store through rbx
+		{[]byte{0x89, 0x44, 0x24, 0x30, 0xc2, 0x08, 0x00}, 0},                                                             // ret $8
+		{[]byte{0xba, 0x01, 0x00, 0x00, 0x00, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff}, 11},                                    // mov $1, %edx; cmp
+		{[]byte{0x89, 0xc2, 0x89, 0xc1, 0x89, 0xc6, 0x89, 0xc7, 0x89, 0xc3, 0x89, 0xc2, 0x89, 0xc1, 0x89, 0xc6, 0xc3}, 0}, // moves beyond maxDisp
 	} {
 		if got := displaced(c.code); got != c.want {
 			t.Errorf("displaced(% x) = %d, want %d", c.code, got, c.want)
@@ -61,7 +186,7 @@ func TestTrampoline(t *testing.T) {
 	cmp := [6]byte{0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff}
 	const site = 0x7f0000001000
 	const tr = TrampBase + 96
-	b := Trampoline(tr, site, cmp[:])
+	b := Trampoline(tr, site, nil, cmp[:])
 	if binary.LittleEndian.Uint64(b) != tr+16 || binary.LittleEndian.Uint64(b[8:]) != site+8 {
 		t.Fatalf("slots %x", b[:16])
 	}
@@ -129,6 +254,76 @@ func TestFilter(t *testing.T) {
 	}
 }
 
+// TestScanMusl scans static musl programs: __syscall_cp_c's `syscall;
+// ret` is a site with the moves before it displaced; with pthread_cancel
+// linked, __syscall_cp_asm is not (the cancellation handler compares the
+// interrupted pc with its labels: its number comes from `mov %rsi, %rax`,
+// not a shape taken, and its __cp_end label lies in the bytes a patch
+// would replace, which rules a site out too).
+func TestScanMusl(t *testing.T) {
+	cc, err := exec.LookPath("musl-gcc")
+	if err != nil {
+		t.Skip("no musl-gcc")
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "m.c")
+	if err := os.WriteFile(src, []byte("#include <pthread.h>\n#include <unistd.h>\n"+
+		"static void *th(void *a) { char c; (void)a; for (;;) read(0, &c, 1); return 0; }\n"+
+		"int main(int argc, char **argv) { char c; (void)argv;\n"+
+		"#ifdef CANCEL\nif (argc > 1) { pthread_t t; pthread_create(&t, 0, th, 0); pthread_cancel(t); }\n#else\n(void)th;\n#endif\n"+
+		"return read(0, &c, 1) + getpid() + lseek(0, 0, SEEK_CUR) > 0; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		fn   string
+		want bool
+	}{
+		{[]string{"-DNONE"}, "__syscall_cp_c", true},
+		{[]string{"-DNONE"}, "getpid", true},
+		{[]string{"-DNONE"}, "lseek", true},
+		{[]string{"-DCANCEL"}, "__syscall_cp_asm", false},
+	} {
+		exe := filepath.Join(dir, "m"+c.args[0])
+		if out, err := exec.Command(cc, append([]string{"-O2", "-static", "-o", exe, src}, c.args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("musl-gcc: %v\n%s", err, out)
+		}
+		f, err := os.Open(exe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sites, err := Scan(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ef, err := elf.NewFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		syms, _ := ef.Symbols()
+		text := ef.Section(".text")
+		var got *Site
+		for i, s := range sites {
+			addr := s.Off - text.Offset + text.Addr
+			for _, y := range syms {
+				if y.Name == c.fn && elf.ST_TYPE(y.Info) == elf.STT_FUNC && y.Value <= addr && addr < y.Value+max(y.Size, 1) {
+					got = &sites[i]
+				}
+			}
+		}
+		f.Close()
+		if (got != nil) != c.want {
+			t.Errorf("%v: site in %s: %v, want %v (%d sites)", c.args, c.fn, got, c.want, len(sites))
+		}
+		if got != nil && c.fn == "__syscall_cp_c" && (got.Nr != DynNr || len(got.Pre) == 0 || len(got.Pre)+2+len(got.Disp) < 7) {
+			t.Errorf("__syscall_cp_c site %+v", *got)
+		}
+		if got != nil && c.fn == "lseek" && (got.Nr != 8 || got.TailLen != 5 || got.Len() < 7) {
+			t.Errorf("lseek site %+v", *got)
+		}
+	}
+}
+
 func TestVsysSite(t *testing.T) {
 	for _, c := range []struct {
 		code []byte
@@ -173,5 +368,57 @@ func TestVsysSite(t *testing.T) {
 	want := []x86asm.Op{x86asm.LEA, x86asm.PUSH, x86asm.PUSH, x86asm.MOV, x86asm.CALL, x86asm.POP, x86asm.POP, x86asm.LEA, x86asm.RET}
 	if fmt.Sprint(ops) != fmt.Sprint(want) {
 		t.Fatalf("ops %v, want %v", ops, want)
+	}
+}
+
+// TestTrampolinePre: musl's `mov 8(%rsp), %r9; mov %rcx, %rdx; syscall;
+// ret` runs its moves before the red-zone step and returns after the
+// stub.
+func TestTrampolinePre(t *testing.T) {
+	pre := []byte{0x4c, 0x8b, 0x4c, 0x24, 0x08, 0x48, 0x89, 0xca}
+	const site = 0x401000
+	const tr = TrampBase + 64
+	s := Site{Off: 0x1000, Nr: DynNr, Pre: pre, Disp: []byte{0xc3}}
+	if s.Len() != 11 {
+		t.Fatalf("Len %d", s.Len())
+	}
+	b := Trampoline(tr, site, pre, s.Disp)
+	if len(b) != trampLen || binary.LittleEndian.Uint64(b[8:]) != site+11 {
+		t.Fatalf("%d bytes, slots %x", len(b), b[:16])
+	}
+	var ops []x86asm.Op
+	for pc := 16; ; {
+		inst, err := x86asm.Decode(b[pc:], 64)
+		if err != nil {
+			t.Fatalf("decode at %d: %v", pc, err)
+		}
+		ops = append(ops, inst.Op)
+		pc += inst.Len
+		if inst.Op == x86asm.RET {
+			break
+		}
+	}
+	want := []x86asm.Op{x86asm.MOV, x86asm.MOV, x86asm.LEA, x86asm.CALL, x86asm.LEA, x86asm.RET}
+	if fmt.Sprint(ops) != fmt.Sprint(want) {
+		t.Fatalf("ops %v, want %v", ops, want)
+	}
+}
+
+// TestPatchTail: a site ending in a tail jump leaves its trampoline
+// through the jump's target (in the same mapping), not back to the site.
+func TestPatchTail(t *testing.T) {
+	const start, off, n = 0x400000, 0, 0x10000
+	s := Site{Off: 0x421b, Nr: 8, Disp: []byte{0x48, 0x89, 0xc7}, Tail: 0x1630, TailLen: 5}
+	var next uint64
+	w := Patch([]Site{s}, start, off, n, &next)
+	if len(w) != 2 || w[1].Addr != start+0x421b || len(w[1].Data) != 10 {
+		t.Fatalf("writes %+v", w)
+	}
+	if got := binary.LittleEndian.Uint64(w[0].Data[8:]); got != start+0x1630 {
+		t.Errorf("trampoline leaves to 0x%x, want 0x%x", got, start+0x1630)
+	}
+	s.Tail = 0x20000 // beyond the mapping
+	if w := Patch([]Site{s}, start, off, n, &next); len(w) != 0 {
+		t.Errorf("patched with the jump's target outside the mapping: %+v", w)
 	}
 }

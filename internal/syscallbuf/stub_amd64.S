@@ -17,6 +17,20 @@
 	.set SCRATCH, HDR + 128
 	.set PROC_SUPER_MAGIC, 0x9fa0
 	.set MAXOUT, 0x40000
+	# A call probed first without blocking (see probed): its number, and
+	# the argument the probe replaced, in the header; and a zero
+	# timespec (header bytes nothing writes).
+	.set PROBE_NR, HDR + 36
+	.set PROBE_ARG, HDR + 40
+	.set ZERO_TS, HDR + 48
+	# A bit per descriptor 0-511 whose read or write blocked in the
+	# buffer (see desched_entry): its reads and writes are traced, but
+	# every 64th such call (BLOCKED_N counts them, for all descriptors)
+	# clears the bit and is buffered again (it is marked again if it
+	# blocks), and a close through the stub clears it.
+	.set BLOCKED, HDR + 64
+	.set NBLOCKED, 512
+	.set BLOCKED_N, HDR + 248
 	.text
 	.globl entry
 entry:
@@ -31,8 +45,9 @@ entry:
 	jne traced
 	cmpl $0, 16(%r11)
 	jne traced
+	movl $0, 36(%r11)
 	cmp $0, %eax
-	je max_count
+	je max_read
 	cmp $17, %eax
 	je max_count
 	cmp $217, %eax
@@ -69,6 +84,10 @@ entry:
 	je max_ioctl
 	cmp $202, %eax
 	je max_futex
+	cmp $72, %eax
+	je max_fcntl
+	cmp $233, %eax
+	je max_0
 	cmp $8, %eax
 	je max_0
 	cmp $190, %eax
@@ -97,7 +116,22 @@ entry:
 	je max_0
 	cmp $108, %eax
 	je max_0
+	cmp $7, %eax
+	je max_poll
+	cmp $232, %eax
+	je max_epoll
+	cmp $281, %eax
+	je max_epoll
 	jmp traced
+max_read:
+	cmp $NBLOCKED, %edi
+	jae max_count
+	bt %edi, BLOCKED
+	jnc max_count
+	incl BLOCKED_N
+	testl $63, BLOCKED_N
+	jnz traced
+	btr %edi, BLOCKED
 max_count:
 	mov %rdx, %rcx
 	jmp check
@@ -129,6 +163,14 @@ max_write:
 	# at the call whether they are its own stdout/stderr.
 	cmp $2, %edi
 	jbe traced
+	cmp $NBLOCKED, %edi
+	jae max_nowrites
+	bt %edi, BLOCKED
+	jnc max_nowrites
+	incl BLOCKED_N
+	testl $63, BLOCKED_N
+	jnz traced
+	btr %edi, BLOCKED
 max_nowrites:
 	# Calls that change a file's data stay traced while the process maps
 	# a file MAP_SHARED or has /proc/PID/mem open (the header's nowrites):
@@ -140,6 +182,9 @@ max_close:
 	# So do closes of fds 0-2 (the recorder's own stdout/stderr).
 	cmp $2, %edi
 	jbe traced
+	cmp $NBLOCKED, %edi
+	jae max_0
+	btr %edi, BLOCKED
 	jmp max_0
 max_openat:
 	# A writable open is checked after the call (see opened).
@@ -152,12 +197,57 @@ max_cfr:
 	jne traced
 	jmp max_nowrites
 max_futex:
-	# FUTEX_WAKE only (with or without FUTEX_PRIVATE_FLAG and
+	# FUTEX_WAKE (with or without FUTEX_PRIVATE_FLAG and
 	# FUTEX_CLOCK_REALTIME): it writes nothing and never blocks.
 	mov %esi, %ecx
 	and $~384, %ecx
 	cmp $1, %ecx
+	je max_0
+	# FUTEX_WAIT and FUTEX_WAIT_BITSET are probed with a zero timeout
+	# (relative or absolute: expired either way): EAGAIN (the word
+	# changed) is the answer; ETIMEDOUT means the call would block.
+	cmp $0, %ecx
+	je 1f
+	cmp $9, %ecx
 	jne traced
+1:
+	mov %r10, PROBE_ARG
+	movl %eax, PROBE_NR
+	mov $ZERO_TS, %r10d
+	jmp max_0
+max_poll:
+	# poll writes every entry's revents (nfds * 8 bytes) when it
+	# succeeds. With a timeout it is probed with timeout 0.
+	mov %esi, %ecx
+	shl $3, %rcx
+	cmp $MAXOUT, %rcx
+	ja traced
+	test %edx, %edx
+	je check
+	mov %rdx, PROBE_ARG
+	movl %eax, PROBE_NR
+	mov $0, %edx
+	jmp check
+max_epoll:
+	# epoll_wait and epoll_pwait write up to maxevents 12-byte events;
+	# with a timeout they are probed with timeout 0.
+	movslq %edx, %rcx
+	imul $12, %rcx, %rcx
+	cmp $MAXOUT, %rcx
+	ja traced
+	test %r10d, %r10d
+	je check
+	mov %r10, PROBE_ARG
+	movl %eax, PROBE_NR
+	mov $0, %r10d
+	jmp check
+max_fcntl:
+	# F_GETFD, F_SETFD, F_GETFL and F_SETFL only (the kernel takes the
+	# command's low 32 bits): they write no memory and never block. Go
+	# makes F_GETFL and F_SETFL at every os.Open.
+	lea -1(%rsi), %ecx
+	cmp $3, %ecx
+	ja traced
 	jmp max_0
 max_ioctl:
 	# FICLONE only (no output; it changes the destination file's data).
@@ -225,6 +315,12 @@ sc_ret:
 	mov %edi, %edx
 	test %rax, %rax
 	js copy
+	cmp $7, %edi
+	je out_poll
+	cmp $232, %edi
+	je out_epoll
+	cmp $281, %edi
+	je out_epoll
 	cmp $0, %edi
 	je out_count
 	cmp $17, %edi
@@ -255,6 +351,15 @@ sc_ret:
 out_count:
 	mov 24(%r11), %rsi
 	mov %rax, %rcx
+	jmp copy
+out_poll:
+	mov 16(%r11), %rsi
+	movl 24(%r11), %ecx
+	shl $3, %rcx
+	jmp copy
+out_epoll:
+	mov 24(%r11), %rsi
+	imul $12, %rax, %rcx
 	jmp copy
 out_listxattr:
 	# With size 0 the call only returns the size it needs.
@@ -327,7 +432,39 @@ copy:
 	jns opened
 unlock:
 	movl $0, 4(%r11)
+	cmpl $0, 36(%r11)
+	jne probed
 	ret
+probed:
+	# After a probe (r11 = HDR, rax its result, the buffer released):
+	# the argument it replaced is put back, and a call that would have
+	# blocked (a futex wait that timed out, a poll or epoll wait that
+	# found nothing or was interrupted) is made again, traced, as the
+	# program made it: it blocks in the kernel under ptrace while other
+	# threads run (as rr's syscallbuf does for poll and epoll_wait).
+	movl 36(%r11), %ecx
+	movl $0, 36(%r11)
+	cmp $7, %ecx
+	je 1f
+	mov 40(%r11), %r10
+	jmp 2f
+1:
+	mov 40(%r11), %rdx
+2:
+	cmp $202, %ecx
+	jne 3f
+	cmp $-110, %rax
+	je 4f
+	ret
+3:
+	test %rax, %rax
+	je 4f
+	cmp $-4, %rax
+	je 4f
+	ret
+4:
+	mov %ecx, %eax
+	jmp traced
 opened:
 	# A writable descriptor just opened (rax) might be /proc/PID/mem: a
 	# write through it changes memory, which the recorder must capture at
@@ -383,6 +520,31 @@ traced:
 traced_insn:
 	syscall
 	ret
+	# A buffered call that blocked in the kernel while other threads
+	# were ready (rr's desched): the recorder moves the thread here from
+	# sc_ret, with eax = the call to make again (or restart_syscall),
+	# when its watchdog signal interrupted the call. The buffer is
+	# released, so that other threads use it while this one waits, and
+	# the call is made again from an instruction the filter traces: an
+	# ordinary traced call, recorded as such; its record is abandoned.
+	# The descriptor of a read or write is remembered (BLOCKED): its
+	# next reads and writes are traced at once instead of waiting for
+	# the recorder to see them blocked (a pipe between two threads).
+	# Replay runs this code too.
+	.globl desched_entry
+desched_entry:
+	movabs $HDR, %r11
+	movl $0, 4(%r11)
+	cmp $1, %eax
+	ja 1f
+	cmp $NBLOCKED, %edi
+	jae 1f
+	bts %edi, BLOCKED
+1:
+	.globl desched_insn
+desched_insn:
+	syscall
+	ret
 traced_reset:
 	.globl reset_insn
 reset_insn:
@@ -390,4 +552,6 @@ reset_insn:
 	movabs $HDR, %r11
 	movl $0, (%r11)
 	incl 12(%r11)
+	cmpl $0, 36(%r11)
+	jne probed
 	ret

@@ -33,3 +33,36 @@ func TestStubMatchesTable(t *testing.T) {
 		t.Fatalf("stub dispatches %v, table marks %v", got, Buffered)
 	}
 }
+
+// TestStubHeaderFields checks that the header offsets the stub names
+// (`.set NAME, HDR + off`) are the ones this package documents.
+func TestStubHeaderFields(t *testing.T) {
+	src, err := os.ReadFile("stub_amd64.S")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{
+		"PROBE_NR":  HdrProbeNr,
+		"PROBE_ARG": HdrProbeArg,
+		"ZERO_TS":   HdrZeroTS,
+		"BLOCKED":   HdrBlocked,
+		"BLOCKED_N": HdrBlockedN,
+		"SCRATCH":   128,
+	}
+	got := map[string]int{}
+	for _, m := range regexp.MustCompile(`\.set (\w+), HDR \+ (\d+)`).FindAllStringSubmatch(string(src), -1) {
+		n, _ := strconv.Atoi(m[2])
+		got[m[1]] = n
+	}
+	for name, off := range want {
+		if got[name] != off {
+			t.Errorf("stub sets %s at HDR+%d, syscallbuf.go says %d", name, got[name], off)
+		}
+	}
+	// The fields must not overlap: the zero timespec stays zero, the
+	// bitmap (64 bytes) ends before the stub's fstatfs scratch (120
+	// bytes from 128), and the counter follows that.
+	if HdrProbeArg+8 > HdrZeroTS || HdrZeroTS+16 > HdrBlocked || HdrBlocked+64 > 128 || 128+120 > HdrBlockedN || HdrBlockedN+4 > HdrLen {
+		t.Errorf("header fields overlap")
+	}
+}

@@ -40,8 +40,9 @@ import (
 // the code the recording ran. 0 in headers: the first layout (128-byte
 // header, 0x90000-byte mapping), before the field existed; 2: the stub
 // without the replay fields (HdrReplayLeft, HdrReplaying) and drained
-// events without EventFlag; 3: without HdrReplayStop and ReplayEnd.
-const Layout = 4
+// events without EventFlag; 3: without HdrReplayStop and ReplayEnd; 4: without
+// DeschedEntry (a blocked call kept the buffer locked).
+const Layout = 5
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
@@ -96,7 +97,25 @@ const (
 	// (int3 at ReplayEnd) when it takes the last call HdrReplayLeft
 	// counted, before that call's result; it clears it.
 	HdrReplayStop = 32
-	// Hdr+128..Hdr+256 is where the stub's own fstatfs of a descriptor
+	// HdrProbeNr is the number of the call the stub probes without
+	// blocking (a futex wait, poll, epoll_wait, epoll_pwait, made first
+	// with a zero timeout), 0 for others; HdrProbeArg (u64) the argument
+	// the probe replaced (the timeout). The stub sets both at the call's
+	// entry and, after the probe, makes the call again as the program
+	// made it, traced, when the probe says it would block
+	// (stub_amd64.S probed). Hdr+48..Hdr+64 stays zero: the probe's
+	// zero timespec (HdrZeroTS).
+	HdrProbeNr  = 36
+	HdrProbeArg = 40
+	HdrZeroTS   = 48
+	// HdrBlocked..+64 is a bit per descriptor 0-511 whose buffered read
+	// or write blocked (set by the stub's desched_entry, cleared by a
+	// close through the stub): the stub traces its reads and writes,
+	// except every 64th of those calls (counted in HdrBlockedN, u32, for
+	// all descriptors), which clears the bit and is buffered.
+	HdrBlocked  = 64
+	HdrBlockedN = 248
+	// Hdr+128..Hdr+248 is where the stub's own fstatfs of a descriptor
 	// it opened for writing writes (stub_amd64.S, opened).
 	HdrLen = 256 // records start at Hdr+HdrLen
 
@@ -119,6 +138,13 @@ const (
 	// replayer placed with HdrReplayStop (replay only): the thread stops
 	// with rip ReplayEnd+1.
 	ReplayEnd = Base + offReplayEnd
+	// DeschedEntry is where the recorder moves a thread whose buffered
+	// call blocked (it stood at SyscallRet with a restart code): the stub
+	// releases the buffer and makes the call again from DeschedRet-2, a
+	// traced instruction, then returns (stub_amd64.S desched_entry).
+	DeschedEntry = Base + offDeschedEntry
+	// DeschedRet is the address after that traced instruction.
+	DeschedRet = Base + offDeschedInsn + 2
 )
 
 // IsStub tells whether addr is in the stub's code or trampolines.

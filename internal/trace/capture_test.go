@@ -171,3 +171,40 @@ func TestCaptureErrors(t *testing.T) {
 		t.Errorf("after Close: %v", err)
 	}
 }
+
+// TestManifestBeforeEvents: the flush that writes the events after a
+// capture writes the manifest first, so a trace whose recorder dies
+// right after it lists every file its flushed events can name.
+func TestManifestBeforeEvents(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "trace")
+	w := mustCreate(t, dir)
+	defer mustClose(t, w)
+	var rels []string
+	for _, c := range []string{"one", "two"} {
+		p := filepath.Join(root, c)
+		os.WriteFile(p, []byte(c), 0o644)
+		rel, err := w.CaptureFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rels = append(rels, rel)
+	}
+	writeAll(t, w, randEvents(1, 3))
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	rd, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	for _, rel := range rels {
+		if _, ok := rd.Header().Files[rel]; !ok {
+			t.Errorf("%s not in the manifest after the flush", rel)
+		}
+	}
+	if err := rd.VerifyFiles(); err != nil {
+		t.Error(err)
+	}
+}

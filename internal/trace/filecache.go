@@ -3,8 +3,10 @@ package trace
 import (
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,6 +36,8 @@ type fileCache struct {
 	// link is os.Link (tests replace it to simulate EXDEV).
 	link func(oldname, newname string) error
 	now  func() time.Time
+	// maxUnused is maxUnusedBytes (tests make it smaller).
+	maxUnused int64
 }
 
 const (
@@ -47,6 +51,9 @@ const (
 	// evictAge: a cached copy that no trace links to (link count 1) is
 	// removed when no link was made or removed for this long.
 	evictAge = 7 * 24 * time.Hour
+	// maxUnusedBytes bounds the bytes of the copies no trace links to: beyond
+	// it, the oldest (by their last link change) are removed first.
+	maxUnusedBytes = 1 << 30
 	// pruneEvery: the cache is swept for such copies at most this often.
 	pruneEvery = time.Hour
 	// tmpAge: a temporary entry older than this was left by a recorder
@@ -84,7 +91,7 @@ func (w *Writer) UseFileCache(dir string) {
 	if os.MkdirAll(dir, 0o700) != nil || os.Chmod(dir, 0o700) != nil {
 		return
 	}
-	c := &fileCache{dir: dir, link: os.Link, now: time.Now}
+	c := &fileCache{dir: dir, link: os.Link, now: time.Now, maxUnused: maxUnusedBytes}
 	c.maybePrune()
 	w.cache = c
 }
@@ -176,7 +183,7 @@ func (c *fileCache) add(k fileKey, src *os.File, path string, d FileDigest) erro
 		return err
 	}
 	data := "d-" + d.SHA256 + "-" + strconv.FormatInt(st.Mtim.Nano(), 16)
-	tmp := filepath.Join(c.dir, "tmp-"+strconv.FormatInt(c.now().UnixNano(), 16)+"-"+strconv.Itoa(os.Getpid()))
+	tmp := filepath.Join(c.dir, fmt.Sprintf("tmp-%d-%x", os.Getpid(), rand.Uint64()))
 	if err := c.link(path, tmp); err != nil {
 		return err
 	}
@@ -213,8 +220,9 @@ func (c *fileCache) maybePrune() {
 
 // prune removes the copies no trace links to (link count 1) that no
 // link was made to or removed from for evictAge (a link changes the
-// file's ctime), the key links whose copy is gone, and the temporary
-// entries of recorders that died.
+// file's ctime), then the oldest others of them while they take more
+// than maxUnusedBytes, the key links whose copy is gone, and the
+// temporary entries of recorders that died.
 func (c *fileCache) prune() {
 	ents, err := os.ReadDir(c.dir)
 	if err != nil {
@@ -222,6 +230,13 @@ func (c *fileCache) prune() {
 	}
 	now := c.now()
 	var keys []string
+	type unused struct {
+		path  string
+		ctime time.Time
+		size  int64
+	}
+	var idle []unused
+	var idleBytes int64
 	for _, e := range ents {
 		p := filepath.Join(c.dir, e.Name())
 		var st unix.Stat_t
@@ -232,14 +247,28 @@ func (c *fileCache) prune() {
 		case strings.HasPrefix(e.Name(), "k-"):
 			keys = append(keys, p)
 		case strings.HasPrefix(e.Name(), "d-"):
-			if st.Nlink == 1 && now.Sub(time.Unix(st.Ctim.Unix())) > evictAge {
+			if st.Nlink != 1 {
+				break
+			}
+			if ctime := time.Unix(st.Ctim.Unix()); now.Sub(ctime) > evictAge {
 				os.Remove(p)
+			} else {
+				idle = append(idle, unused{p, ctime, st.Size})
+				idleBytes += st.Size
 			}
 		case strings.HasPrefix(e.Name(), "tmp-"):
 			if now.Sub(time.Unix(st.Ctim.Unix())) > tmpAge {
 				os.Remove(p)
 			}
 		}
+	}
+	sort.Slice(idle, func(i, j int) bool { return idle[i].ctime.Before(idle[j].ctime) })
+	for _, u := range idle {
+		if idleBytes <= c.maxUnused {
+			break
+		}
+		os.Remove(u.path)
+		idleBytes -= u.size
 	}
 	for _, k := range keys {
 		if _, err := os.Stat(k); errors.Is(err, os.ErrNotExist) {

@@ -166,7 +166,11 @@ func TestFileCacheDamaged(t *testing.T) {
 			os.WriteFile(p, []byte("the LIBRARY"), 0o600)
 			os.Chmod(p, 0o400)
 		},
-		func(p string) { os.Truncate(p, 3) },
+		func(p string) {
+			os.Chmod(p, 0o600)
+			os.Truncate(p, 3)
+			os.Chmod(p, 0o400)
+		},
 	} {
 		data := cacheEntries(t, cache, "d-")
 		if len(data) != 1 {
@@ -273,7 +277,7 @@ func TestFileCachePrune(t *testing.T) {
 	os.RemoveAll(w.Dir()) // gone.so is now linked by the cache alone
 	os.WriteFile(filepath.Join(cache, "tmp-dead"), nil, 0o600)
 
-	c := &fileCache{dir: cache, link: os.Link, now: func() time.Time { return time.Now().Add(evictAge + time.Hour) }}
+	c := &fileCache{dir: cache, link: os.Link, now: func() time.Time { return time.Now().Add(evictAge + time.Hour) }, maxUnused: maxUnusedBytes}
 	c.maybePrune()
 	if d, k := cacheEntries(t, cache, "d-"), cacheEntries(t, cache, "k-"); len(d) != 1 || len(k) != 1 {
 		t.Fatalf("after pruning: %v %v", d, k)
@@ -292,5 +296,41 @@ func TestFileCachePrune(t *testing.T) {
 	c.maybePrune()
 	if d := cacheEntries(t, cache, "d-"); len(d) != 1 {
 		t.Errorf("swept again within %v: %v", pruneEvery, d)
+	}
+}
+
+// TestFileCacheSizeBound: beyond maxUnused bytes of copies no trace
+// links to, the oldest go first, however recent.
+func TestFileCacheSizeBound(t *testing.T) {
+	root, cache, _ := cacheFixture(t, "")
+	var libs []string
+	for i := 0; i < 4; i++ {
+		p := filepath.Join(root, fmt.Sprint("lib", i))
+		os.WriteFile(p, []byte(strings.Repeat(fmt.Sprint(i), 1000)), 0o644)
+		w, _, _ := captureCached(t, filepath.Join(root, fmt.Sprint("t", i)), cache, p)
+		os.RemoveAll(w.Dir())
+		libs = append(libs, p)
+		time.Sleep(20 * time.Millisecond) // distinct ctimes
+	}
+	keep, _, _ := captureCached(t, filepath.Join(root, "kept"), cache, libs[0]) // linked: not counted
+	c := &fileCache{dir: cache, link: os.Link, now: time.Now, maxUnused: 2500}
+	c.prune()
+	if d := cacheEntries(t, cache, "d-"); len(d) != 3 {
+		t.Fatalf("after pruning to 2500 bytes: %v", d)
+	}
+	for i, p := range libs {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, _ := statOf(fi)
+		data, _, ok := c.lookup(st.key)
+		_, err = os.Stat(filepath.Join(cache, data))
+		if cached, want := ok && err == nil, i != 1; cached != want {
+			t.Errorf("lib%d cached %v, want %v (the oldest unlinked copy goes)", i, cached, want)
+		}
+	}
+	if nlinkOf(t, filepath.Join(keep.Dir(), "files", "1-lib0")) != 2 {
+		t.Error("linked copy not kept")
 	}
 }

@@ -18,8 +18,9 @@ import (
 
 // Mem accesses one address space.
 type Mem struct {
-	pid int
-	f   *os.File
+	pid     int
+	f       *os.File
+	pagemap *os.File // opened by PopulatedPages
 }
 
 // OpenMem opens the address space of process (or thread) pid.
@@ -35,6 +36,10 @@ func OpenMem(pid int) (*Mem, error) {
 func (m *Mem) Close() error {
 	if m == nil || m.f == nil {
 		return nil
+	}
+	if m.pagemap != nil {
+		m.pagemap.Close()
+		m.pagemap = nil
 	}
 	return m.f.Close()
 }

@@ -41,6 +41,25 @@ func PopulatedPages(pid int, start, end uint64) ([]Range, error) {
 		return nil, fmt.Errorf("populated pages: %w", err)
 	}
 	defer f.Close()
+	return populated(f, pid, start, end)
+}
+
+// PopulatedPages is the package's PopulatedPages for m's process,
+// through a pagemap file kept open with m (the recorder asks at every
+// mapping it records).
+func (m *Mem) PopulatedPages(start, end uint64) ([]Range, error) {
+	if m.pagemap == nil {
+		f, err := os.Open(fmt.Sprintf("/proc/%d/pagemap", m.pid))
+		if err != nil {
+			return nil, fmt.Errorf("populated pages: %w", err)
+		}
+		m.pagemap = f
+	}
+	return populated(m.pagemap, m.pid, start, end)
+}
+
+// populated is PopulatedPages through f, pid's pagemap.
+func populated(f *os.File, pid int, start, end uint64) ([]Range, error) {
 	var out []Range
 	add := func(s, e uint64) {
 		if n := len(out); n > 0 && out[n-1].End == s {
