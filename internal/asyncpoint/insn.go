@@ -118,6 +118,27 @@ func selfLoop(inst *x86asm.Inst) bool {
 	return false
 }
 
+// memBytes is the size of inst's memory operands: x86asm leaves it 0
+// for the string instructions, whose element (the one access a step of
+// a rep makes) its name gives; a byte copy ending just before a watched
+// word must not count as a read of it (the stub's record copy in front
+// of a variable, TestGDBReadWatchpoints with the syscall buffer).
+func memBytes(inst *x86asm.Inst) int {
+	switch inst.Op {
+	case x86asm.MOVSB, x86asm.STOSB, x86asm.LODSB, x86asm.SCASB, x86asm.CMPSB, x86asm.INSB, x86asm.OUTSB:
+		return 1
+	case x86asm.MOVSW, x86asm.STOSW, x86asm.LODSW, x86asm.SCASW, x86asm.CMPSW, x86asm.INSW, x86asm.OUTSW:
+		return 2
+	case x86asm.MOVSD, x86asm.STOSD, x86asm.LODSD, x86asm.SCASD, x86asm.CMPSD, x86asm.INSD, x86asm.OUTSD:
+		if inst.MemBytes == 0 {
+			return 4
+		}
+	case x86asm.MOVSQ, x86asm.STOSQ, x86asm.LODSQ, x86asm.SCASQ, x86asm.CMPSQ:
+		return 8
+	}
+	return inst.MemBytes
+}
+
 func isString(op x86asm.Op) bool {
 	switch op {
 	case x86asm.MOVSB, x86asm.MOVSW, x86asm.MOVSD, x86asm.MOVSQ, x86asm.STOSB, x86asm.STOSW, x86asm.STOSD, x86asm.STOSQ,
@@ -160,7 +181,7 @@ func accesses(inst *x86asm.Inst, pc uint64, r *trace.Regs) []uint64 {
 				continue
 			}
 			if addr, ok := effective(m, inst, pc, r); ok {
-				add(addr, inst.MemBytes)
+				add(addr, memBytes(inst))
 			}
 		}
 	}

@@ -1,8 +1,10 @@
 package asyncpoint
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -34,5 +36,21 @@ func TestDecodeRepeats(t *testing.T) {
 		if in.RepString != c.want {
 			t.Errorf("%s: RepString %v, want %v", c.name, in.RepString, c.want)
 		}
+	}
+}
+
+// A rep movsb step touches one byte at rsi and one at rdi: a copy
+// ending just before a word does not touch it.
+func TestStringAccesses(t *testing.T) {
+	var r trace.Regs
+	r[machine.RSI], r[machine.RDI], r[machine.RCX] = 0x1079, 0x2007, 7
+	in, ok := Decode([]byte{0xf3, 0xa4}, 0x400000, &r)
+	if !ok || fmt.Sprintf("%#x", in.Accesses) != "[0x2000 0x1078]" && fmt.Sprintf("%#x", in.Accesses) != "[0x1078 0x2000]" {
+		t.Fatalf("rep movsb accesses %#x (ok %v)", in.Accesses, ok)
+	}
+	r[machine.RDI] = 0x3004
+	in, _ = Decode([]byte{0xf3, 0x48, 0xab}, 0x400000, &r) // rep stosq
+	if fmt.Sprintf("%#x", in.Accesses) != "[0x3000 0x3008]" {
+		t.Fatalf("rep stosq accesses %#x", in.Accesses)
 	}
 }
