@@ -54,24 +54,8 @@ func TestScanGo(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	exe := filepath.Join(dir, "prog")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", exe, "main.go")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GO111MODULE=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	f, err := os.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
+	f, sites := buildScanGo(t, goBin, dir, "prog")
 	defer f.Close()
-	sites, err := Scan(f)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ef, err := elf.NewFile(f)
 	if err != nil {
 		t.Fatal(err)
@@ -115,25 +99,37 @@ func TestScanGo(t *testing.T) {
 
 	// Linked without a symbol table (-s), the functions are found in
 	// .gopclntab: the same sites.
-	stripped := exe + "-s"
-	cmd = exec.CommandContext(ctx, goBin, "build", "-ldflags=-s", "-o", stripped, "main.go")
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GO111MODULE=off")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build -ldflags=-s: %v\n%s", err, out)
-	}
-	g, err := os.Open(stripped)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, ssites := buildScanGo(t, goBin, dir, "prog-s", "-ldflags=-s")
 	defer g.Close()
-	ssites, err := Scan(g)
-	if err != nil {
-		t.Fatal(err)
-	}
 	if fmt.Sprint(ssites) != fmt.Sprint(sites) {
 		t.Errorf("stripped binary: sites %v, want %v", ssites, sites)
 	}
+}
+
+// buildScanGo builds dir's main.go into dir/name with the extra go
+// build flags and returns the open binary and its sites.
+func buildScanGo(t *testing.T, goBin, dir, name string, flags ...string) (*os.File, []Site) {
+	t.Helper()
+	exe := filepath.Join(dir, name)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append(append([]string{"build"}, flags...), "-o", exe, "main.go")
+	cmd := exec.CommandContext(ctx, goBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GO111MODULE=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build %v: %v\n%s", flags, err, out)
+	}
+	f, err := os.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sites, err := Scan(f)
+	if err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	return f, sites
 }
 
 func TestJmpTail(t *testing.T) {
