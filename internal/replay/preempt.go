@@ -108,6 +108,16 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 	}
 	n := int(ev.Flags & 0xff)
 	resumesInside := cur[ptrace.RIP] > ps.site && cur[ptrace.RIP] < ps.site+uint64(n)
+	if resumesInside && n >= asyncpoint.JumpLen && !rp.debugBpIn(t, ps.site, uint64(n)) {
+		// The thread stands inside the site, where the pad's jump would
+		// go (the recorder avoids that, but it cannot see where replay
+		// resumes a thread whose calls the stub replays without a stop:
+		// at its point before them). A site is straight-line code, so a
+		// few steps take it past the end, and the pad can be used.
+		if resumesInside, err = rp.stepOutOf(ev, t, ps.site, uint64(n)); err != nil {
+			return err
+		}
+	}
 	if n >= asyncpoint.JumpLen && !resumesInside && !rp.debugBpIn(t, ps.site, uint64(n)) {
 		if ps.pad, ps.padOrig, err = rp.installPad(t, ev, n, ps.words); err != nil {
 			rp.logf("event %d: no pad at 0x%x (%v); checking every arrival", rp.n, ps.site, err)
@@ -166,6 +176,37 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 		return err
 	}
 	return cleanup
+}
+
+// maxStepsOut bounds the single steps that take a thread out of a site
+// it stands inside (a rep-string instruction there steps once per
+// iteration): past it, the search uses a breakpoint.
+const maxStepsOut = 64
+
+// stepOutOf single-steps t (searching for the point ev), which stands inside the site [site,
+// site+n), until it leaves it, and tells whether it is still inside
+// (after maxStepsOut steps, or a stop other than the step's).
+func (rp *replayer) stepOutOf(ev *trace.Event, t *rtask, site, n uint64) (inside bool, err error) {
+	for range maxStepsOut {
+		if err := rp.stepInsn(t); err != nil {
+			return true, err
+		}
+		st, err := rp.waitStop(t, ptrace.SysemuStep)
+		if err != nil {
+			return true, err
+		}
+		if st.Kind != ptrace.StopSignal || st.Signal != int(unix.SIGTRAP) {
+			return true, rp.diverge(ev, fmt.Sprintf("stepping out of the site at 0x%x gave %v", site, st))
+		}
+		r, err := t.thread().GetRegs()
+		if err != nil {
+			return true, err
+		}
+		if r[ptrace.RIP] <= site || r[ptrace.RIP] >= site+n {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 // recordedPageDiffs compares the whole pages a point recorded (ev.Mem
