@@ -15,7 +15,9 @@ import (
 // the shared total, makes one or two system calls (a coin from getrandom
 // says how many, so where the other thread gets its turn differs between
 // runs) and writes it back, every seventh time; the other thread adds
-// 1000 once without a lock.
+// 1000 once without a lock. The calls are getpgrp, which the syscall
+// buffer does not take: each stops, and the other thread may get its
+// turn there.
 const raceProg = `#include <pthread.h>
 #include <stdio.h>
 #include <sys/random.h>
@@ -34,14 +36,14 @@ static void *counter(void *arg) {
 	for (int i = 0; i < N; i++) {
 		if (i % 7 == 0) {
 			long v = total; /* the window: system calls between read and write */
-			syscall(SYS_getppid);
+			syscall(SYS_getpgrp);
 			if (coin[i] & 1)
-				syscall(SYS_getppid);
+				syscall(SYS_getpgrp);
 			total = v + 1;
 		} else {
-			syscall(SYS_getppid);
+			syscall(SYS_getpgrp);
 			if (coin[i] & 1)
-				syscall(SYS_getppid);
+				syscall(SYS_getpgrp);
 			total = total + 1;
 		}
 	}

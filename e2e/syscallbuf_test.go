@@ -358,6 +358,42 @@ func TestSyscallBufferOff(t *testing.T) {
 	}
 }
 
+// The buffer is on without a flag, and GORR_SYSCALL_BUFFER=0 turns it
+// off; the trace header says which.
+func TestSyscallBufferDefault(t *testing.T) {
+	bin := cprog(t, "buffill", bufFillProg)
+	for _, c := range []struct {
+		env string
+		on  bool
+	}{{"GORR_SYSCALL_BUFFER=", true}, {"GORR_SYSCALL_BUFFER=0", false}} {
+		traceDir := filepath.Join(t.TempDir(), "trace")
+		data := filepath.Join(t.TempDir(), "data")
+		rec, err := run(ctx60(t), t.TempDir(), "", "env", c.env, gorrBin, "record", "-o", traceDir, bin, data)
+		if err != nil || rec.Code != 0 {
+			t.Fatalf("%s: record: %v\n%v", c.env, err, rec)
+		}
+		r, err := trace.Open(traceDir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stub := 0
+		for {
+			ev, err := r.Next()
+			if err != nil {
+				break
+			}
+			if ev.Regs != nil && ev.Regs[ptrace.RIP] == syscallbuf.SyscallRet {
+				stub++
+			}
+		}
+		on := r.Header().SyscallBuffer
+		r.Close()
+		if on != c.on || (stub > 0) != c.on {
+			t.Errorf("%s: header says buffer %v, %d events at the stub; want buffer %v", c.env, on, stub, c.on)
+		}
+	}
+}
+
 // A statically linked program's own wrappers are redirected too (the
 // executable's code is scanned like libc's).
 func TestSyscallBufferStatic(t *testing.T) {

@@ -96,12 +96,12 @@ var helpText = map[string]string{
   -o, --output-trace-dir DIR  save the trace in DIR (no latest-trace link)
   -p, --print-trace-dir FD    write the trace directory and a newline to FD
   -v, --env NAME=VALUE        set an environment variable for the tracee
-  -n, --no-syscall-buffer     record every system call through ptrace (the
-                              default for now)
+  -n, --no-syscall-buffer     record every system call through ptrace
+                              (also GORR_SYSCALL_BUFFER=0)
       --syscall-buffer        make common calls (read, write, stat, ...) in
                               the tracee without a stop each, recorded
-                              through an in-process buffer (also
-                              GORR_SYSCALL_BUFFER=1; -n wins)
+                              through an in-process buffer (the default;
+                              -n wins)
   -u, --cpu-unbound           do not bind tracer and tracees to one CPU
       --bind-to-cpu N         bind to CPU N
   -h, --chaos                 chaos scheduling: random thread choices,

@@ -135,9 +135,9 @@ func cmdRecord(args []string) int {
 	opts.Checksum = p.has("checksum")
 	opts.Portable = p.has("portable")
 	opts.WaitAll = p.has("wait")
-	// The buffer is off by default while it is new (docs/limitations.md);
-	// GORR_SYSCALL_BUFFER=1 turns it on like --syscall-buffer, -n wins.
-	opts.SyscallBuffer = (p.has("syscall-buffer") || os.Getenv("GORR_SYSCALL_BUFFER") == "1") && !p.has("no-syscall-buffer")
+	// The buffer is on by default; -n (or GORR_SYSCALL_BUFFER=0, unless
+	// --syscall-buffer is given) turns it off, and -n wins.
+	opts.SyscallBuffer = (p.has("syscall-buffer") || os.Getenv("GORR_SYSCALL_BUFFER") != "0") && !p.has("no-syscall-buffer")
 	opts.SiteCache = patch.DefaultCacheDir()
 	if p.has("chaos") {
 		opts.Chaos, opts.ChaosSeed = true, rand.Uint64()
