@@ -9,6 +9,7 @@ package patch
 import (
 	"debug/elf"
 	"io"
+	"slices"
 	"sort"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -151,12 +152,13 @@ func FuncStarts(f *elf.File) []uint64 {
 	return out
 }
 
-// BranchTargets returns the file offsets that direct jumps, conditional
-// jumps and calls in the executable sections of the ELF file r lead to.
-// Code is decoded linearly from each function symbol (or from the start
-// of a section without symbols), as Scan does. Indirect branches (jump
-// tables) are not followed.
-func BranchTargets(r io.ReaderAt) (map[uint64]bool, error) {
+// BranchTargets returns the file offsets, sorted, that direct jumps,
+// conditional jumps and calls in the executable sections of the ELF file
+// r lead to. Code is decoded linearly from each function symbol (or from
+// the start of a section without symbols), as Scan does. Indirect
+// branches (jump tables) are not followed. Decoding takes 100-600 ms for
+// a Go binary, libc or python3: callers keep the result (CachedScan).
+func BranchTargets(r io.ReaderAt) ([]uint64, error) {
 	sections, err := CodeSections(r)
 	if err != nil {
 		return nil, err
@@ -186,5 +188,10 @@ func BranchTargets(r io.ReaderAt) (map[uint64]bool, error) {
 			}
 		}
 	}
-	return out, nil
+	list := make([]uint64, 0, len(out))
+	for off := range out {
+		list = append(list, off)
+	}
+	slices.Sort(list)
+	return list, nil
 }

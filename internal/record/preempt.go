@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -273,19 +274,42 @@ func (r *recorder) branchTargets(t *task) func(pc uint64) bool {
 			key := fmt.Sprintf("%s:%d:%d", m.Dev, m.Inode, m.Offset)
 			set, ok := r.targets[key]
 			if !ok {
-				if f, err := os.Open(fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)); err == nil {
-					set, _ = patch.BranchTargets(f)
-					f.Close()
-				}
+				set = r.scanTargets(t, m)
 				r.targets[key] = set
 			}
 			if set == nil {
 				return true
 			}
-			return set[pc-m.Start+m.Offset]
+			_, found := slices.BinarySearch(set, pc-m.Start+m.Offset)
+			return found
 		}
 		return true
 	}
+}
+
+// scanTargets returns the direct branch targets (file offsets, sorted)
+// of the file mapped by m, nil if it cannot be read. Decoding a file
+// takes 100-600 ms, so the result is kept in the site cache under the
+// captured copy's digest, as the system-call sites are.
+func (r *recorder) scanTargets(t *task, m tracee.Map) []uint64 {
+	t0 := time.Now()
+	defer r.since(phScan, t0)
+	if rel, _, err := r.capture(t, m); err == nil {
+		var digest string
+		if d, ok := r.w.FileDigest(rel); ok {
+			digest = d.SHA256
+		}
+		if set, err := patch.CachedScan(r.w.Dir()+"/"+rel, "branches", digest, r.opts.SiteCache, patch.BranchTargets); err == nil {
+			return set
+		}
+	}
+	f, err := os.Open(fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	set, _ := patch.BranchTargets(f)
+	return set
 }
 
 // emitPoint records t's point: registers, up to maxWords of the memory

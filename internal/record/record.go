@@ -191,7 +191,7 @@ type recorder struct {
 	rng               *rand.Rand                   // chaos mode: random timeslices
 	chaosStepTime     time.Duration                // chaos mode: time spent in chaosSteps
 	start             time.Time                    // when the recording started (event times)
-	targets           map[string]map[uint64]bool   // direct branch targets of mapped files (preempt.go)
+	targets           map[string][]uint64          // direct branch targets of mapped files, sorted (preempt.go)
 	stopped           int                          // tasks in stStopped
 	queued            []ptrace.Stop                // stops of other tasks met while waiting for one (waitFor)
 	heldExits         []heldExit                   // deaths by signal of threads whose process still has live threads
@@ -232,7 +232,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string]map[uint64]bool{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])

@@ -33,12 +33,13 @@ const (
 	phPatch                // planting int3 over rdtsc/cpuid sites (scans included)
 	phScan                 // scanning a file for sites (or reading the site cache)
 	phEmit                 // encoding and writing events
+	phPoint                // taking a preemption point (stepping to a site, checksums)
 	nPhases
 )
 
 var phaseNames = [nPhases]string{"wait", "resume", "syscall entry", "syscall exit", "signal", "ptrace event",
 	"emulate rdtsc/cpuid", "exec snapshot", "file mmap", "shared-mapping check", "capture file",
-	"diff mapped pages", "patch sites", "scan sites", "emit events"}
+	"diff mapped pages", "patch sites", "scan sites", "emit events", "preemption point"}
 
 // PhaseStat is the count and total wall time of one phase.
 type PhaseStat struct {

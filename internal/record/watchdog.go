@@ -189,7 +189,9 @@ func (r *recorder) preempt(t *task) error {
 		return r.lost(t, err)
 	}
 	if !r.atLastEvent(t, &regs) {
+		t0 := time.Now()
 		res, err := takePoints.take(r, t)
+		r.since(phPoint, t0)
 		if err != nil {
 			return err
 		}

@@ -150,17 +150,18 @@ func ChecksumPages(pid int, mem *Mem, lo, hi uint64, skip []trace.Span, crc bool
 		return 0, err
 	}
 	defer pm.Close()
-	const chunk = 256 // pages per read
+	const chunk = 256     // pages per read of memory
+	const pmChunk = 16384 // pages per read of pagemap (64 MiB of address space)
 	const prime = 0x100000001b3
 	h := uint64(14695981039346656037)
-	ent := make([]byte, 8*chunk)
+	ent := make([]byte, 8*pmChunk)
 	buf := make([]byte, 4096*chunk)
 	for _, m := range maps {
 		if m.Prot&unix.PROT_WRITE == 0 || strings.HasPrefix(m.Name, "[vvar") || m.Name == "[vsyscall]" {
 			continue
 		}
-		for a := m.Start; a < m.End; a += 4096 * chunk {
-			n := int(min((m.End-a)/4096, chunk))
+		for a := m.Start; a < m.End; a += 4096 * pmChunk {
+			n := int(min((m.End-a)/4096, pmChunk))
 			present := func(i int) bool { return true }
 			// Untouched pages of anonymous mappings are zero; a file
 			// mapping's untouched pages hold the file (and are read).
@@ -173,7 +174,7 @@ func ChecksumPages(pid int, mem *Mem, lo, hi uint64, skip []trace.Span, crc bool
 					continue
 				}
 				j := i
-				for j < n && present(j) {
+				for j < n && j-i < chunk && present(j) {
 					j++
 				}
 				got := mem.ReadPartial(a+uint64(i)*4096, buf[:(j-i)*4096]) / 4096
