@@ -18,12 +18,13 @@ import (
 
 // bufEvent is one event of a trace as the syscall-buffer tests see it.
 type bufEvent struct {
-	n    uint64
-	kind trace.Kind
-	tid  int32
-	nr   int32
-	rip  uint64
-	ret  int64
+	n     uint64
+	kind  trace.Kind
+	tid   int32
+	nr    int32
+	rip   uint64
+	ret   int64
+	flags uint64
 }
 
 // recordBuffered records bin with the syscall buffer on, checks that
@@ -58,7 +59,7 @@ func recordBuffered(t *testing.T, bin string, extra ...string) (string, Run, []b
 		if err != nil {
 			t.Fatal(err)
 		}
-		e := bufEvent{n: n, kind: ev.Kind, tid: ev.Tid, nr: ev.Sysno, ret: ev.Result}
+		e := bufEvent{n: n, kind: ev.Kind, tid: ev.Tid, nr: ev.Sysno, ret: ev.Result, flags: ev.Flags}
 		if ev.Regs != nil {
 			e.rip = ev.Regs[ptrace.RIP]
 		}
@@ -487,6 +488,44 @@ func TestSyscallBufferFutexWake(t *testing.T) {
 	}
 	if buffered(evs, 202) == 0 {
 		t.Fatal("no buffered futex wake")
+	}
+}
+
+// Two threads compute with a buffered getpid every 1024 iterations: their
+// timeslices (1 ms) end at a getpid the stub traces when the recorder
+// asks it to (YieldFlag), not at asynchronous points, and replay, which
+// asks the stub before those calls, reproduces the interleaving.
+func TestSyscallBufferYield(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_yield.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rec, evs := recordBuffered(t, cprog(t, "yield", string(src)), "--timeslice=1ms")
+	yields, points, switches := 0, 0, 0
+	var last int32
+	for _, e := range evs {
+		switch {
+		case e.kind == trace.KindSyscallEntry && e.flags&syscallbuf.YieldFlag != 0:
+			if e.rip != syscallbuf.TracedRet || e.nr != 39 {
+				t.Errorf("event %d: a yield at call %d from rip 0x%x", e.n, e.nr, e.rip)
+			}
+			yields++
+		case e.kind == trace.KindSched:
+			points++
+		}
+		if e.kind == trace.KindSyscallEntry && e.nr == 39 {
+			if last != 0 && e.tid != last {
+				switches++
+			}
+			last = e.tid
+		}
+	}
+	t.Logf("%d yields, %d points, %d switches between the threads' getpids; %s", yields, points, switches, rec.Stdout)
+	if yields == 0 || switches < 2 {
+		t.Fatalf("%d yields, %d switches: the timeslices did not end at buffered calls", yields, switches)
+	}
+	if points > yields {
+		t.Errorf("%d preemption points for %d yields: most timeslices should end at a call", points, yields)
 	}
 }
 

@@ -73,6 +73,9 @@ type Result struct {
 	// Points counts the preemption points (threads switched or signals
 	// delivered between system calls).
 	Points uint64
+	// Yields counts the timeslices that ended at a system call the
+	// syscall buffer's stub traced when asked (no point needed).
+	Yields uint64
 	// CPUIDFaulting tells whether cpuid was trapped (Intel only).
 	CPUIDFaulting bool
 	// Stats are the recorder's wall time by phase (record --stats).
@@ -127,6 +130,7 @@ type task struct {
 	interrupted *interruptedCall
 	buf         *bufState // the address space's syscall buffer (syscallbuf.go)
 	forceTrace  bool      // a stub call may be restarted: stop at every call (markTraced)
+	yielded     bool      // the stub took the watchdog's yield: its next stop is that traced call (takeYield)
 	// ownFilter: the thread runs a seccomp filter of the program's own.
 	// Its ERRNO, TRAP and KILL verdicts take precedence over the buffer
 	// filter's TRACE, so such a thread is resumed to stop at every call
@@ -188,6 +192,7 @@ type recorder struct {
 	// diffBuf and diffWant are diffPages's read buffers, reused.
 	diffBuf, diffWant []byte
 	points            uint64                       // preemption points recorded
+	yields            uint64                       // timeslices ended at a call the stub traced (askYield)
 	rng               *rand.Rand                   // chaos mode: random timeslices
 	chaosStepTime     time.Duration                // chaos mode: time spent in chaosSteps
 	start             time.Time                    // when the recording started (event times)
@@ -304,6 +309,9 @@ func Record(opts Options) (*Result, error) {
 		}
 	}()
 	r.dog.desched.Store(r.bufOn)
+	// Chaos mode switches threads at the random moments it drew, not at
+	// the next call a yield would wait for.
+	r.dog.yield.Store(r.bufOn && !opts.Chaos)
 	r.dog.kick = make(chan struct{}, 1)
 	go r.dog.watch(opts.Timeslice, opts.SignalSlice, done)
 	th := ptrace.NewThread(pid)
@@ -341,7 +349,7 @@ func Record(opts Options) (*Result, error) {
 	if err := r.w.Flush(); err != nil {
 		return nil, err
 	}
-	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list(), BufferedCalls: r.bufCalls, Calls: r.calls.list()}, nil
+	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, Yields: r.yields, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list(), BufferedCalls: r.bufCalls, Calls: r.calls.list()}, nil
 }
 
 // shielded are the signals gorr ignores while it records (rr's list;
@@ -691,7 +699,11 @@ func (r *recorder) resumeUserMode(t *task, mode int) error {
 	t.state = stRunning
 	r.running = t
 	t.runStart = time.Now()
-	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice())
+	var mem *tracee.Mem
+	if t.buf != nil && t.buf.mapped {
+		mem = t.mem
+	}
+	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice(), mem)
 	defer r.since(phResume, time.Now())
 	if err := t.thread().Resume(mode, sig); err != nil {
 		return r.lost(t, err)
@@ -735,6 +747,9 @@ func (r *recorder) handle(st ptrace.Stop) error {
 	if r.running == t {
 		r.running = nil
 		r.dog.stopped()
+		if err := r.takeYield(t); err != nil {
+			return err
+		}
 		if err := r.drainBuf(t); err != nil {
 			return err
 		}

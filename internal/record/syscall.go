@@ -69,7 +69,20 @@ func (r *recorder) onEntry(t *task) error {
 	if regs[ptrace.RIP] == syscallbuf.SyscallRet {
 		t.forceTrace = false // the stub's call, restarted under ptrace
 	}
-	if err := r.emit(&trace.Event{Kind: trace.KindSyscallEntry, Tid: int32(t.tid), Sysno: int32(nr), Regs: &regs}); err != nil {
+	ev := &trace.Event{Kind: trace.KindSyscallEntry, Tid: int32(t.tid), Sysno: int32(nr), Regs: &regs}
+	if t.yielded {
+		// The call the stub traced for the watchdog's yield: replay sets
+		// HdrYield before running the thread to it. Its timeslice is
+		// over: another ready thread runs after it.
+		if regs[ptrace.RIP] != syscallbuf.TracedRet {
+			return fmt.Errorf("tid %d: the syscall buffer's stub took a yield, but the next call stopped at rip 0x%x, not at its traced instruction", t.tid, regs[ptrace.RIP])
+		}
+		t.yielded = false
+		ev.Flags |= syscallbuf.YieldFlag
+		r.sched.Preempted()
+		r.yields++
+	}
+	if err := r.emit(ev); err != nil {
 		return err
 	}
 	t.lastRegs = regs

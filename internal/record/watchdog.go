@@ -5,6 +5,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -37,6 +38,16 @@ type watchdog struct {
 	stopSent atomic.Int64
 	slice    atomic.Int64 // the running task's timeslice in nanoseconds (0: the default)
 	desched  atomic.Bool  // the syscall buffer is on: look for threads blocked in it
+	// mem is the running task's memory when its process has the
+	// syscall buffer (nil otherwise): a timeslice that ends there first
+	// sets the stub's HdrYield (askYield). yieldMu orders that write
+	// with the tracer's look at it (takeYield); yieldTid is the task
+	// asked, yieldRun the run (since) it was asked in.
+	yield    atomic.Bool // timeslices may end with a yield
+	mem      atomic.Pointer[tracee.Mem]
+	yieldMu  sync.Mutex
+	yieldTid atomic.Int64
+	yieldRun atomic.Int64
 	// kick wakes the watchdog for a timeslice shorter than its tick
 	// (chaos mode), which it then times with nanosleep.
 	kick chan struct{}
@@ -57,8 +68,9 @@ func sleeping(tid int) bool {
 // itself instead of waiting for its next tick.
 const shortSlice = 2 * time.Millisecond
 
-func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration) {
+func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration, mem *tracee.Mem) {
 	d.set(others, sigHeld)
+	d.mem.Store(mem)
 	d.slice.Store(int64(slice))
 	d.since.Store(time.Now().UnixNano())
 	d.tid.Store(int64(tid))
@@ -121,8 +133,18 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 		// is interrupted after 0.3-0.8 ms, as rr's desched event does,
 		// so that the call continues under ptrace while others run.
 		asleep := d.desched.Load() && d.others.Load() && ran >= 300*time.Microsecond && sleeping(int(tid))
-		if !(d.others.Load() && ran >= this || d.sigHeld.Load() && ran >= sigSlice || asleep) {
+		over := d.others.Load() && ran >= this
+		if !(over || d.sigHeld.Load() && ran >= sigSlice || asleep) {
 			continue
+		}
+		if over && !asleep && !(d.sigHeld.Load() && ran >= sigSlice) {
+			// The next call through the stub stops. The signal follows
+			// (an asynchronous point) only if the thread makes none for
+			// a quarter of its slice more: a point costs single steps and
+			// a checksum of memory, milliseconds in a Go program.
+			if d.askYield(tid) || d.yieldRun.Load() == d.since.Load() && ran < this+this/4+period {
+				continue
+			}
 		}
 		d.fired.Store(tid)
 		sig := unix.Signal(watchdogSignal)
@@ -134,6 +156,65 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 		}
 		_ = unix.Tgkill(tracee.Tgid(int(tid)), int(tid), sig)
 	}
+}
+
+// askYield sets the syscall buffer's HdrYield in the address space of
+// the running task tid, once per run: the stub then sends the thread's
+// next call through ptrace, and the recorder switches threads at that
+// stop instead of at an asynchronous point, which costs single steps
+// and a checksum of memory (5-25 ms for a Go program). It returns false
+// when it did not (no buffer, asked in this run already, the run over).
+func (d *watchdog) askYield(tid int64) bool {
+	mem := d.mem.Load()
+	since := d.since.Load()
+	if mem == nil || !d.yield.Load() || d.yieldRun.Load() == since {
+		return false
+	}
+	d.yieldMu.Lock()
+	defer d.yieldMu.Unlock()
+	// Published before tid is read again: the tracer clears tid at the
+	// thread's stop and then reads yieldTid, so one of the two sees the
+	// other (takeYield).
+	d.yieldTid.Store(tid)
+	if d.tid.Load() != tid || d.since.Load() != since {
+		d.yieldTid.Store(0)
+		return false
+	}
+	d.yieldRun.Store(since)
+	if mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrYield, []byte{1, 0, 0, 0}) != nil {
+		d.yieldTid.Store(0)
+		return false
+	}
+	return true
+}
+
+// takeYield, at a stop of t (after the watchdog was told it stopped),
+// clears a yield the watchdog asked of t and the stub did not take, or
+// notes that the stub took it: the stub cleared HdrYield and is on its
+// way to the traced call it then makes, which onEntry marks
+// syscallbuf.YieldFlag. The flag is clear whenever the thread is
+// stopped, so replay, which sets it only for a marked call, sees the
+// same stub decisions.
+func (r *recorder) takeYield(t *task) error {
+	d := &r.dog
+	if d.yieldTid.Load() != int64(t.tid) {
+		return nil
+	}
+	d.yieldMu.Lock()
+	defer d.yieldMu.Unlock()
+	if d.yieldTid.Load() != int64(t.tid) {
+		return nil
+	}
+	d.yieldTid.Store(0)
+	var w [4]byte
+	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrYield, w[:]); err != nil {
+		return nil // gone with its address space
+	}
+	if w == [4]byte{} {
+		t.yielded = true
+		return nil
+	}
+	return r.lost(t, t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrYield, make([]byte, 4)))
 }
 
 // isOurs tells whether a watchdogSignal stop was sent by gorr.

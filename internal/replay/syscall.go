@@ -120,6 +120,15 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	if exe {
 		mode = ptrace.Syscall
 	}
+	if ev.Flags&syscallbuf.YieldFlag != 0 {
+		// The recorder ended the thread's timeslice here: its stub traced
+		// this call because HdrYield was set, after the buffered calls
+		// before it (a placed stretch comes first: the stub looks at the
+		// flag only when none is left). The stub clears it.
+		if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrYield, []byte{1, 0, 0, 0}); err != nil {
+			return rp.diverge(ev, fmt.Sprintf("cannot ask the syscall buffer's stub to trace this call: %v", err))
+		}
+	}
 	if _, err := rp.runTo(ev, t, mode, ptrace.StopSyscallEntry, 0); err != nil {
 		return err
 	}

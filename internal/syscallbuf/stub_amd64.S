@@ -31,16 +31,25 @@
 	.set BLOCKED, HDR + 64
 	.set NBLOCKED, 512
 	.set BLOCKED_N, HDR + 248
+	# Set by the recorder when the thread's timeslice is over (and by
+	# the replayer before the call that took it): the next call through
+	# the stub clears it and is traced, so that the recorder switches
+	# threads at that system call instead of at an asynchronous point.
+	# Replayed calls (replay_left > 0) come first.
+	.set YIELD, HDR + 252
 	.text
 	.globl entry
 entry:
 .Lentry:
+	movabs $HDR, %r11
+	cmpl $0, 252(%r11)
+	jne yield
+.Lno_yield:
 	# A number with bits above 31 (from syscall(2)'s site, which passes
 	# rax on) is traced: the entry's orig_rax would differ.
 	mov %rax, %rcx
 	shr $32, %rcx
 	jnz traced
-	movabs $HDR, %r11
 	cmpl $0, 4(%r11)
 	jne traced
 	cmpl $0, 16(%r11)
@@ -514,6 +523,12 @@ replay_end:
 	movl $1, 28(%rcx)
 	mov 8(%r11), %rax
 	jmp .Lsc_ret
+yield:
+	# The recorder asks for a switch (YIELD): this call is traced. In
+	# replay the calls of a placed stretch come first.
+	cmpl $0, 24(%r11)
+	jne .Lno_yield
+	movl $0, YIELD
 	.globl traced
 traced:
 	.globl traced_insn

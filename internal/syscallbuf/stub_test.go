@@ -48,6 +48,7 @@ func TestStubHeaderFields(t *testing.T) {
 		"BLOCKED":   HdrBlocked,
 		"BLOCKED_N": HdrBlockedN,
 		"SCRATCH":   128,
+		"YIELD":     HdrYield,
 	}
 	got := map[string]int{}
 	for _, m := range regexp.MustCompile(`\.set (\w+), HDR \+ (\d+)`).FindAllStringSubmatch(string(src), -1) {
@@ -62,7 +63,7 @@ func TestStubHeaderFields(t *testing.T) {
 	// The fields must not overlap: the zero timespec stays zero, the
 	// bitmap (64 bytes) ends before the stub's fstatfs scratch (120
 	// bytes from 128), and the counter follows that.
-	if HdrProbeArg+8 > HdrZeroTS || HdrZeroTS+16 > HdrBlocked || HdrBlocked+64 > 128 || 128+120 > HdrBlockedN || HdrBlockedN+4 > HdrLen {
+	if HdrProbeArg+8 > HdrZeroTS || HdrZeroTS+16 > HdrBlocked || HdrBlocked+64 > 128 || 128+120 > HdrBlockedN || HdrBlockedN+4 > HdrYield || HdrYield+4 > HdrLen {
 		t.Errorf("header fields overlap")
 	}
 }

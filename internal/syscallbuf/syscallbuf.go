@@ -41,13 +41,20 @@ import (
 // header, 0x90000-byte mapping), before the field existed; 2: the stub
 // without the replay fields (HdrReplayLeft, HdrReplaying) and drained
 // events without EventFlag; 3: without HdrReplayStop and ReplayEnd; 4: without
-// DeschedEntry (a blocked call kept the buffer locked).
-const Layout = 5
+// DeschedEntry (a blocked call kept the buffer locked); 5: without
+// HdrYield.
+const Layout = 6
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
 // through the buffer without a stop per call.
 const EventFlag = 0x100
+
+// YieldFlag is set in the Flags of the SYSCALL_ENTRY event of the call
+// the stub traced because the recorder had set HdrYield (the thread's
+// timeslice was over): replay sets HdrYield before running the thread
+// to that event.
+const YieldFlag = 0x200
 
 // CheckTrace says why a trace recorded with the buffer cannot be
 // replayed by this gorr (nil when it can, or when the buffer was off).
@@ -115,6 +122,13 @@ const (
 	// all descriptors), which clears the bit and is buffered.
 	HdrBlocked  = 64
 	HdrBlockedN = 248
+	// HdrYield, set by the recorder when the running thread's timeslice
+	// is over, sends the next call through the stub to ptrace (the
+	// stub clears it): the recorder switches threads at that call's
+	// stop, with no asynchronous point to take. The replayer sets it
+	// before running a thread to an entry marked YieldFlag; the stub
+	// looks at it only when no placed calls are left (HdrReplayLeft 0).
+	HdrYield = 252
 	// Hdr+128..Hdr+248 is where the stub's own fstatfs of a descriptor
 	// it opened for writing writes (stub_amd64.S, opened).
 	HdrLen = 256 // records start at Hdr+HdrLen
@@ -145,6 +159,9 @@ const (
 	DeschedEntry = Base + offDeschedEntry
 	// DeschedRet is the address after that traced instruction.
 	DeschedRet = Base + offDeschedInsn + 2
+	// TracedRet is the address after the stub's traced syscall
+	// instruction (calls it does not buffer, and yields).
+	TracedRet = Base + offTracedInsn + 2
 )
 
 // IsStub tells whether addr is in the stub's code or trampolines.
