@@ -191,9 +191,12 @@ func (r *recorder) drainBuf(t *task) error {
 	if err != nil {
 		return r.lost(t, err)
 	}
+	// The events are written one at a time and copied by the writer:
+	// one pair serves every record.
+	entry, exit := &trace.Event{Regs: new(trace.Regs)}, &trace.Event{Regs: new(trace.Regs)}
 	for i := range recs {
 		rec := &recs[i]
-		entry, exit := rec.Events(int32(t.tid), &cur)
+		rec.EventsInto(int32(t.tid), &cur, entry, exit)
 		if (rec.Nr == unix.SYS_WRITE || rec.Nr == unix.SYS_PWRITE64) && rec.Ret > 0 {
 			exit.Flags |= r.stdioFlag(t, int(int32(rec.Regs[0])))
 		}

@@ -315,7 +315,17 @@ const (
 // call's entry stop. cur supplies what the stub does not save (segment
 // registers and bases, which only traced calls change).
 func (r *Record) Events(tid int32, cur *trace.Regs) (entry, exit *trace.Event) {
-	regs := *cur
+	entry, exit = &trace.Event{Regs: new(trace.Regs)}, &trace.Event{Regs: new(trace.Regs)}
+	r.EventsInto(tid, cur, entry, exit)
+	return entry, exit
+}
+
+// EventsInto is Events writing into entry and exit, whose Regs must
+// point to registers it may overwrite (a drain reuses them: the trace
+// writer copies what it is given).
+func (r *Record) EventsInto(tid int32, cur *trace.Regs, entry, exit *trace.Event) {
+	regs := entry.Regs
+	*regs = *cur
 	g := r.Regs
 	regs[rRDI], regs[rRSI], regs[rRDX], regs[rR10], regs[rR8], regs[rR9] = g[0], g[1], g[2], g[3], g[4], g[5]
 	regs[rRBX], regs[rRBP], regs[rR12], regs[rR13], regs[rR14], regs[rR15] = g[6], g[7], g[8], g[9], g[10], g[11]
@@ -324,14 +334,15 @@ func (r *Record) Events(tid int32, cur *trace.Regs) (entry, exit *trace.Event) {
 	regs[rRAX] = uint64(enosys) // as the kernel sets it at entry
 	regs[rORIGRAX] = uint64(r.Nr)
 	regs[rRIP], regs[rRCX] = SyscallRet, SyscallRet
-	entry = &trace.Event{Kind: trace.KindSyscallEntry, Tid: tid, Sysno: int32(r.Nr), Regs: &regs, Flags: EventFlag}
-	out := regs
+	*entry = trace.Event{Kind: trace.KindSyscallEntry, Tid: tid, Sysno: int32(r.Nr), Regs: regs, Flags: EventFlag}
+	out := exit.Regs
+	*out = *regs
 	out[rRAX] = uint64(r.Ret)
-	exit = &trace.Event{Kind: trace.KindSyscallExit, Tid: tid, Sysno: int32(r.Nr), Result: r.Ret, Regs: &out, Flags: EventFlag}
+	mem := exit.Mem[:0]
+	*exit = trace.Event{Kind: trace.KindSyscallExit, Tid: tid, Sysno: int32(r.Nr), Result: r.Ret, Regs: out, Flags: EventFlag}
 	if len(r.Data) > 0 {
-		exit.Mem = []trace.MemWrite{{Addr: r.Addr, Data: r.Data}}
+		exit.Mem = append(mem, trace.MemWrite{Addr: r.Addr, Data: r.Data})
 	}
-	return entry, exit
 }
 
 // RecordAt is the address of the record at fill position fill.
