@@ -38,12 +38,12 @@ type watchdog struct {
 	stopSent atomic.Int64
 	slice    atomic.Int64 // the running task's timeslice in nanoseconds (0: the default)
 	desched  atomic.Bool  // the syscall buffer is on: look for threads blocked in it
-	// mem is the running task's memory when its process has the
-	// syscall buffer (nil otherwise): a timeslice that ends there first
-	// sets the stub's HdrYield (askYield). yieldMu orders that write
-	// with the tracer's look at it (takeYield); yieldTid is the task
-	// asked, yieldRun the run (since) it was asked in.
-	yield    atomic.Bool // timeslices may end with a yield
+	// yield: a timeslice that ends while the running task's process
+	// has the syscall buffer (mem, nil otherwise) first sets the stub's
+	// HdrYield (askYield). yieldMu orders that write with the tracer's
+	// look at it (takeYield); yieldTid is the task asked, yieldRun the
+	// run (since) it was asked in.
+	yield    atomic.Bool
 	mem      atomic.Pointer[tracee.Mem]
 	yieldMu  sync.Mutex
 	yieldTid atomic.Int64
@@ -165,18 +165,23 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 // and a checksum of memory (5-25 ms for a Go program). It returns false
 // when it did not (no buffer, asked in this run already, the run over).
 func (d *watchdog) askYield(tid int64) bool {
-	mem := d.mem.Load()
-	since := d.since.Load()
-	if mem == nil || !d.yield.Load() || d.yieldRun.Load() == since {
+	if !d.yield.Load() {
 		return false
 	}
 	d.yieldMu.Lock()
 	defer d.yieldMu.Unlock()
+	// running stores mem before since: read in the other order, mem is
+	// that run's (not the address space before an exec).
+	since := d.since.Load()
+	mem := d.mem.Load()
+	if mem == nil || d.yieldRun.Load() == since {
+		return false
+	}
 	// Published before tid is read again: the tracer clears tid at the
 	// thread's stop and then reads yieldTid, so one of the two sees the
 	// other (takeYield).
 	d.yieldTid.Store(tid)
-	if d.tid.Load() != tid || d.since.Load() != since {
+	if d.tid.Load() != tid || d.since.Load() != since || d.mem.Load() != mem {
 		d.yieldTid.Store(0)
 		return false
 	}
