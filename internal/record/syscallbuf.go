@@ -282,6 +282,15 @@ func (r *recorder) disableBuf(t *task, ev *trace.Event, nr int, a [6]uint64, ret
 	}
 	if nr == unix.SYS_SECCOMP && a[0] == 1 || nr == unix.SYS_PRCTL && a[0] == unix.PR_SET_SECCOMP {
 		t.ownFilter = true
+		if nr == unix.SYS_SECCOMP && a[1]&1 != 0 { // SECCOMP_FILTER_FLAG_TSYNC
+			// Every thread of the process now runs the filter too.
+			tgid := tracee.Tgid(t.tid)
+			for _, o := range r.tasks {
+				if tracee.Tgid(o.tid) == tgid {
+					o.ownFilter = true
+				}
+			}
+		}
 	}
 	if t.buf == nil || !t.buf.mapped {
 		return nil
