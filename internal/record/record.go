@@ -461,6 +461,11 @@ func (r *recorder) killAll() {
 func (r *recorder) emit(ev *trace.Event) error {
 	defer r.since(phEmit, time.Now())
 	ev.Time = uint64(time.Since(r.start))
+	return r.write(ev)
+}
+
+// write writes ev as it is (its Time set).
+func (r *recorder) write(ev *trace.Event) error {
 	if err := r.w.Write(ev); err != nil {
 		return fmt.Errorf("write trace: %w", err)
 	}

@@ -192,18 +192,22 @@ func (r *recorder) drainBuf(t *task) error {
 		return r.lost(t, err)
 	}
 	// The events are written one at a time and copied by the writer:
-	// one pair serves every record.
+	// one pair serves every record. They all get the time of the drain
+	// (the calls were made since the thread's last stop).
 	entry, exit := &trace.Event{Regs: new(trace.Regs)}, &trace.Event{Regs: new(trace.Regs)}
+	defer r.since(phEmit, time.Now())
+	now := uint64(time.Since(r.start))
 	for i := range recs {
 		rec := &recs[i]
 		rec.EventsInto(int32(t.tid), &cur, entry, exit)
 		if (rec.Nr == unix.SYS_WRITE || rec.Nr == unix.SYS_PWRITE64) && rec.Ret > 0 {
 			exit.Flags |= r.stdioFlag(t, int(int32(rec.Regs[0])))
 		}
-		if err := r.emit(entry); err != nil {
+		entry.Time, exit.Time = now, now
+		if err := r.write(entry); err != nil {
 			return err
 		}
-		if err := r.emit(exit); err != nil {
+		if err := r.write(exit); err != nil {
 			return err
 		}
 		r.calls.get(rec.Nr).Buffered++

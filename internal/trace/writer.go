@@ -298,7 +298,9 @@ func (w *Writer) Write(ev *Event) error {
 	if len(w.enc.data) >= dataBlockSize {
 		w.flushData()
 	}
-	if len(w.evBuf) >= eventsBlockSize || time.Since(w.lastFlush) >= flushInterval {
+	// (The clock is read every 64 events only: a drain of the syscall
+	// buffer writes thousands at once, and the timer flushes anyway.)
+	if len(w.evBuf) >= eventsBlockSize || w.count%64 == 0 && time.Since(w.lastFlush) >= flushInterval {
 		return w.flushLocked()
 	}
 	w.armTimer()
