@@ -108,12 +108,14 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 	}
 	n := int(ev.Flags & 0xff)
 	resumesInside := cur[ptrace.RIP] > ps.site && cur[ptrace.RIP] < ps.site+uint64(n)
-	if resumesInside && n >= asyncpoint.JumpLen && !rp.debugBpIn(t, ps.site, uint64(n)) {
+	if resumesInside && n >= asyncpoint.JumpLen && !rp.driven() && !rp.debugBpIn(t, ps.site, uint64(n)) {
 		// The thread stands inside the site, where the pad's jump would
 		// go (the recorder avoids that, but it cannot see where replay
 		// resumes a thread whose calls the stub replays without a stop:
 		// at its point before them). A site is straight-line code, so a
 		// few steps take it past the end, and the pad can be used.
+		// (Under a debugger, whose watchpoints these steps would pass
+		// by, the stub replays no stretch: the thread stops in it.)
 		if resumesInside, err = rp.stepOutOf(ev, t, ps.site, uint64(n)); err != nil {
 			return err
 		}
