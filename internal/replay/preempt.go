@@ -185,9 +185,9 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 // iteration): past it, the search uses a breakpoint.
 const maxStepsOut = 64
 
-// stepOutOf single-steps t (searching for the point ev), which stands inside the site [site,
-// site+n), until it leaves it, and tells whether it is still inside
-// (after maxStepsOut steps, or a stop other than the step's).
+// stepOutOf single-steps t, searching for the point ev and standing
+// inside its site [site, site+n), until it leaves the site, and tells
+// whether it is still inside after maxStepsOut steps.
 func (rp *replayer) stepOutOf(ev *trace.Event, t *rtask, site, n uint64) (inside bool, err error) {
 	for range maxStepsOut {
 		if err := rp.stepInsn(t); err != nil {
