@@ -128,9 +128,11 @@ type task struct {
 	// interrupted is the call a signal interrupted with
 	// -ERESTART_RESTARTBLOCK, which restart_syscall resumes (syscall.go).
 	interrupted *interruptedCall
-	buf         *bufState // the address space's syscall buffer (syscallbuf.go)
-	forceTrace  bool      // a stub call may be restarted: stop at every call (markTraced)
-	yielded     bool      // the stub took the watchdog's yield: its next stop is that traced call (takeYield)
+	buf         *bufState  // the address space's syscall buffer (syscallbuf.go)
+	forceTrace  bool       // a stub call may be restarted: stop at every call (markTraced)
+	yielded     bool       // the stub took the watchdog's yield: its next stop is that traced call (takeYield)
+	writeOpen   bool       // the trace has the entry of a write of t and not yet its exit (exitDuringWrite)
+	segRegs     trace.Regs // registers at t's last drain (their segment and base registers, for a drain at a stop t already left)
 	// ownFilter: the thread runs a seccomp filter of the program's own.
 	// Its ERRNO, TRAP and KILL verdicts take precedence over the buffer
 	// filter's TRACE, so such a thread is resumed to stop at every call
@@ -758,6 +760,12 @@ func (r *recorder) handle(st ptrace.Stop) error {
 		if err := r.drainBuf(t); err != nil {
 			return err
 		}
+		if t.dying {
+			// Killed while this stop was handled (SIGKILL from outside):
+			// the thread left the stop, and what it reads now are the
+			// registers of its way out. Its death comes as a later stop.
+			return nil
+		}
 	}
 	if r.fast == t {
 		r.fast = nil
@@ -921,14 +929,21 @@ func isWrite(nr int) bool {
 // before its syscall-exit stop: what it wrote reached the output, so
 // replay must reproduce it. The registers at the exit event hold the
 // call's result (the original -ENOSYS if it never ran).
+//
+// It does not depend on what the recorder believed of the thread: a
+// SIGKILL may have taken the thread out of a stop while the recorder
+// was still handling it (its ptrace requests then failed and it was
+// marked dying), but the exit stop's registers tell whether the write
+// ran (orig_rax the write, rax its count).
 func (r *recorder) exitDuringWrite(t *task) error {
-	if t.state != stKernel || t.dying || !isWrite(t.sysno) {
+	if !t.writeOpen || !isWrite(t.sysno) {
 		return nil
 	}
 	regs, err := t.thread().GetRegs()
-	if err != nil || int64(regs[ptrace.RAX]) <= 0 {
+	if err != nil || int64(regs[ptrace.RAX]) <= 0 || regs[ptrace.ORIGRAX] != uint64(t.sysno) {
 		return nil
 	}
+	t.state, t.dying = stKernel, false
 	if t.emu != nil {
 		t.emu.exitStop = false // dying: no syscall-exit stop for a tracer
 	}

@@ -85,6 +85,7 @@ func (r *recorder) onEntry(t *task) error {
 	if err := r.emit(ev); err != nil {
 		return err
 	}
+	t.writeOpen = isWrite(nr)
 	t.lastRegs = regs
 	// Signals that arrived while the thread ran user code are raised again
 	// now, at a point replay can find: they interrupt this call if it
@@ -378,6 +379,7 @@ func (r *recorder) onExit(t *task) error {
 	if err := r.emit(ev); err != nil {
 		return err
 	}
+	t.writeOpen = false
 	return r.ptraceSyscallExit(t)
 }
 

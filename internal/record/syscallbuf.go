@@ -189,7 +189,18 @@ func (r *recorder) drainBuf(t *task) error {
 	b.readPos = fill
 	cur, err := t.thread().GetRegs()
 	if err != nil {
-		return r.lost(t, err)
+		// Killed (SIGKILL from outside) as it stopped: its calls are
+		// still recorded. The records have every register a call sets;
+		// the segment and base registers come from its last drain.
+		if err := r.lost(t, err); err != nil {
+			return err
+		}
+		cur = t.segRegs
+		if cur == (trace.Regs{}) {
+			cur = t.entry
+		}
+	} else {
+		t.segRegs = cur
 	}
 	// The events are written one at a time and copied by the writer:
 	// one pair serves every record. They all get the time of the drain
