@@ -128,18 +128,10 @@ type task struct {
 	// interrupted is the call a signal interrupted with
 	// -ERESTART_RESTARTBLOCK, which restart_syscall resumes (syscall.go).
 	interrupted *interruptedCall
-	buf         *bufState // the address space's syscall buffer (syscallbuf.go)
-	forceTrace  bool      // a stub call may be restarted: stop at every call (markTraced)
-	yielded     bool      // the stub took the watchdog's yield: its next stop is that traced call (takeYield)
-	writeOpen   bool      // the trace has the entry of a write of t and not yet its exit (exitDuringWrite)
-	// lastFree: lastRegs is a place t may come back to with the same
-	// registers without another event (a preemption point, a handler's
-	// first instruction, the context rt_sigreturn restored: a loop whose
-	// registers repeat). A signal stopping t there is taken as arriving
-	// at that event only if it was pending, unblocked, when t was resumed
-	// from it (sigAtResume): the kernel then delivers it before t runs.
-	lastFree    bool
-	sigAtResume bool
+	buf         *bufState  // the address space's syscall buffer (syscallbuf.go)
+	forceTrace  bool       // a stub call may be restarted: stop at every call (markTraced)
+	yielded     bool       // the stub took the watchdog's yield: its next stop is that traced call (takeYield)
+	writeOpen   bool       // the trace has the entry of a write of t and not yet its exit (exitDuringWrite)
 	segRegs     trace.Regs // registers at t's last drain (their segment and base registers, for a drain at a stop t already left)
 	// ownFilter: the thread runs a seccomp filter of the program's own.
 	// Its ERRNO, TRAP and KILL verdicts take precedence over the buffer
@@ -719,7 +711,6 @@ func (r *recorder) resumeUserMode(t *task, mode int) error {
 		mem = t.mem
 	}
 	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice(), mem)
-	t.sigAtResume = t.lastFree && tracee.PendingSignals(t.tid)&^tracee.BlockedSignals(t.tid) != 0
 	defer r.since(phResume, time.Now())
 	if err := t.thread().Resume(mode, sig); err != nil {
 		return r.lost(t, err)

@@ -67,7 +67,7 @@ func (r *recorder) onSignal(t *task, sig int) error {
 			return err
 		}
 	}
-	if !synchronous(&si) && (regs != t.lastRegs || r.ranPastTraced(t, &regs) || t.lastFree && !t.sigAtResume) {
+	if !synchronous(&si) && (regs != t.lastRegs || r.ranPastTraced(t, &regs)) {
 		// An asynchronous signal interrupted user code at an arbitrary
 		// instruction. Hold it until the thread's next system call.
 		t.deferred = append(t.deferred, si)
@@ -333,6 +333,6 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 	n := t.mem.ReadPartial(sp, frame)
 	ev.Mem = []trace.MemWrite{{Addr: sp, Data: frame[:n]}}
 	t.pendingSig = 0
-	t.lastRegs, t.lastFree = regs, true
+	t.lastRegs = regs
 	return nil
 }
