@@ -178,14 +178,20 @@ func (r *recorder) drainBuf(t *task) error {
 	if fill <= b.readPos {
 		return nil
 	}
-	buf := make([]byte, fill-b.readPos)
+	// The bytes and the records are scratch space for this drain only
+	// (the trace writer copies what it is given).
+	if n := int(fill - b.readPos); cap(r.drainBytes) < n {
+		r.drainBytes = make([]byte, n)
+	}
+	buf := r.drainBytes[:fill-b.readPos]
 	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrLen+uint64(b.readPos), buf); err != nil {
 		return fmt.Errorf("tid %d: read the syscall buffer: %w", t.tid, err)
 	}
-	recs, err := syscallbuf.Parse(buf)
+	recs, err := syscallbuf.Parse(r.drainRecs[:0], buf)
 	if err != nil {
 		return fmt.Errorf("tid %d: %w", t.tid, err)
 	}
+	r.drainRecs = recs
 	b.readPos = fill
 	cur, err := t.thread().GetRegs()
 	if err != nil {

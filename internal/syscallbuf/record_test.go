@@ -27,7 +27,7 @@ func rec(nr int, ret int64, addr uint64, data []byte) []byte {
 
 func TestParseAndEvents(t *testing.T) {
 	buf := append(rec(0, 5, 0x5000, []byte("hello")), rec(39, 1234, 0, nil)...)
-	recs, err := Parse(buf)
+	recs, err := Parse(nil, buf)
 	if err != nil || len(recs) != 2 {
 		t.Fatalf("Parse: %v, %d records", err, len(recs))
 	}
@@ -52,13 +52,13 @@ func TestParseAndEvents(t *testing.T) {
 	// Damaged buffers are errors, not events.
 	bad := rec(0, 5, 0x5000, []byte("hello"))
 	binary.LittleEndian.PutUint32(bad, 3)
-	if _, err := Parse(bad); err == nil {
+	if _, err := Parse(nil, bad); err == nil {
 		t.Error("a record with a bad size parsed")
 	}
-	if _, err := Parse(rec(9, 0, 0, nil)); err == nil {
+	if _, err := Parse(nil, rec(9, 0, 0, nil)); err == nil {
 		t.Error("a record for mmap (not buffered) parsed")
 	}
-	if _, err := Parse(buf[:100]); err == nil {
+	if _, err := Parse(nil, buf[:100]); err == nil {
 		t.Error("a truncated record parsed")
 	}
 }

@@ -256,9 +256,9 @@ type Record struct {
 }
 
 // Parse decodes the records in buf (the buffer's bytes between two
-// fill positions).
-func Parse(buf []byte) ([]Record, error) {
-	var out []Record
+// fill positions) and appends them to out (a drain reuses one slice).
+// Their Data alias buf.
+func Parse(out []Record, buf []byte) ([]Record, error) {
 	for off := 0; off < len(buf); {
 		if len(buf)-off < recHdr {
 			return out, fmt.Errorf("syscall buffer: truncated record at %d", off)
@@ -278,7 +278,7 @@ func Parse(buf []byte) ([]Record, error) {
 			return out, fmt.Errorf("syscall buffer: record at %d for call %d, which is not buffered", off, r.Nr)
 		}
 		if n > 0 {
-			r.Data = append([]byte(nil), b[recHdr:recHdr+int(n)]...)
+			r.Data = b[recHdr : recHdr+int(n) : recHdr+int(n)]
 		}
 		out = append(out, r)
 		off += size
