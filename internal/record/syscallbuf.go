@@ -305,9 +305,9 @@ func (r *recorder) disableBuf(t *task, ev *trace.Event, nr int, a [6]uint64, ret
 		t.ownFilter = true
 		if nr == unix.SYS_SECCOMP && a[1]&1 != 0 { // SECCOMP_FILTER_FLAG_TSYNC
 			// Every thread of the process now runs the filter too.
-			tgid := tracee.Tgid(t.tid)
+			tgid := t.tgid
 			for _, o := range r.tasks {
-				if tracee.Tgid(o.tid) == tgid {
+				if o.tgid == tgid {
 					o.ownFilter = true
 				}
 			}
