@@ -62,10 +62,15 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	}
 	t.buf = nil
 	if r.bufOn {
-		if err := r.setupBuf(t); err != nil {
+		bufMaps, err := r.setupBuf(t)
+		if err != nil {
 			return err
 		}
-		if maps, err = tracee.Maps(t.tid); err != nil {
+		if bufMaps != nil {
+			// Read after the buffer was mapped (the patching since
+			// changes no mapping).
+			maps = bufMaps
+		} else if maps, err = tracee.Maps(t.tid); err != nil {
 			return err
 		}
 	}

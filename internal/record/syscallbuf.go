@@ -32,17 +32,19 @@ type bufState struct {
 // installs the seccomp filter (once: descendants inherit it) and
 // redirects the system-call sites of the mapped executables. Called at
 // exec before the snapshot, so everything it writes is part of it. A
-// process where Base is taken simply runs without the buffer.
-func (r *recorder) setupBuf(t *task) error {
+// process where Base is taken simply runs without the buffer. It returns
+// the process's mappings, read once the buffer is mapped (nil without
+// the buffer).
+func (r *recorder) setupBuf(t *task) ([]tracee.Map, error) {
 	t.buf = &bufState{}
 	if ok, err := r.mapBuf(t); !ok || err != nil {
-		return err
+		return nil, err
 	}
 	if err := t.mem.WriteMem(syscallbuf.Base, syscallbuf.Code()); err != nil {
-		return err
+		return nil, err
 	}
 	if err := t.mem.WriteMem(syscallbuf.FprogAt, syscallbuf.Fprog()); err != nil {
-		return err
+		return nil, err
 	}
 	if !r.filterOn {
 		ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_SECCOMP, 1 /* SECCOMP_SET_MODE_FILTER */, 0, syscallbuf.FprogAt)
@@ -53,18 +55,18 @@ func (r *recorder) setupBuf(t *task) error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("install the syscall-buffer filter: %w", err)
+			return nil, fmt.Errorf("install the syscall-buffer filter: %w", err)
 		}
 		if ret != 0 {
 			r.logf("no syscall buffer: seccomp: %d", ret)
-			return nil
+			return nil, nil
 		}
 		r.filterOn = true
 	}
 	t.buf.mapped = true
 	maps, err := tracee.Maps(t.tid)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	for _, m := range maps {
 		if m.Name == "[vdso]" {
@@ -73,7 +75,7 @@ func (r *recorder) setupBuf(t *task) error {
 			code := make([]byte, m.End-m.Start)
 			if err := t.mem.ReadMem(m.Start, code); err == nil {
 				if err := t.mem.WriteCode(syscallbuf.Patch(syscallbuf.ScanMem(code), m.Start, 0, m.End-m.Start, &t.buf.next)); err != nil {
-					return fmt.Errorf("redirect the vDSO's functions: %w", err)
+					return nil, fmt.Errorf("redirect the vDSO's functions: %w", err)
 				}
 			}
 			continue
@@ -83,13 +85,13 @@ func (r *recorder) setupBuf(t *task) error {
 		}
 		rel, _, err := r.capture(t, m)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if _, err := r.patchBufSites(t, rel, m.Start, m.Offset, m.End-m.Start); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return maps, nil
 }
 
 // mapBuf maps the stub's code and trampolines (read-only, executable:
