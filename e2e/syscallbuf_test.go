@@ -42,14 +42,22 @@ func recordBuffered(t *testing.T, bin string, extra ...string) (string, Run, []b
 	if err != nil || rep.Code != 0 || !bytes.Equal(rep.Stdout, rec.Stdout) {
 		t.Fatalf("replay differs: %v\n=== recording\n%v\n=== replay\n%v", err, rec, rep)
 	}
+	h, evs := readBufEvents(t, traceDir)
+	if !h.SyscallBuffer {
+		t.Fatal("the trace header does not say the syscall buffer was on")
+	}
+	return traceDir, rec, evs
+}
+
+// readBufEvents returns the header and the events of the trace in
+// traceDir.
+func readBufEvents(t *testing.T, traceDir string) (trace.Header, []bufEvent) {
+	t.Helper()
 	r, err := trace.Open(traceDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	if !r.Header().SyscallBuffer {
-		t.Fatal("the trace header does not say the syscall buffer was on")
-	}
 	var evs []bufEvent
 	for n := uint64(1); ; n++ {
 		ev, err := r.Next()
@@ -65,7 +73,7 @@ func recordBuffered(t *testing.T, bin string, extra ...string) (string, Run, []b
 		}
 		evs = append(evs, e)
 	}
-	return traceDir, rec, evs
+	return r.Header(), evs
 }
 
 // buffered counts the entries made from the stub's buffered instruction.
@@ -373,22 +381,8 @@ func TestSyscallBufferDefault(t *testing.T) {
 		if err != nil || rec.Code != 0 {
 			t.Fatalf("%s: record: %v\n%v", c.env, err, rec)
 		}
-		r, err := trace.Open(traceDir)
-		if err != nil {
-			t.Fatal(err)
-		}
-		stub := 0
-		for {
-			ev, err := r.Next()
-			if err != nil {
-				break
-			}
-			if ev.Regs != nil && ev.Regs[ptrace.RIP] == syscallbuf.SyscallRet {
-				stub++
-			}
-		}
-		on := r.Header().SyscallBuffer
-		r.Close()
+		h, evs := readBufEvents(t, traceDir)
+		on, stub := h.SyscallBuffer, buffered(evs, -1)
 		if on != c.on || (stub > 0) != c.on {
 			t.Errorf("%s: header says buffer %v, %d events at the stub; want buffer %v", c.env, on, stub, c.on)
 		}
