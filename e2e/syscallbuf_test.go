@@ -468,39 +468,6 @@ func TestSyscallBufferFileCalls(t *testing.T) {
 	}
 }
 
-// The corpus program buffered_queries queries a pseudo-terminal (TCGETS,
-// TIOCGWINSZ) and signal actions: the queries are drained from the
-// buffer, the calls that set (TIOCSWINSZ, TCSETS, rt_sigaction with a
-// new action) stay traced, and replay reproduces what the queries
-// returned (values drawn at random by the program).
-func TestSyscallBufferQueries(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "buffered_queries.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rec, evs := recordBuffered(t, cprog(t, "queries", string(src)))
-	if !strings.Contains(string(rec.Stdout), "EXIT-SUCCESS") {
-		t.Fatalf("no EXIT-SUCCESS:\n%v", rec)
-	}
-	// 50 rounds of TIOCGWINSZ and TCGETS, isatty and the last TIOCGWINSZ;
-	// 5 rt_sigaction queries after the 4 sets.
-	if n := buffered(evs, 16); n < 102 {
-		t.Errorf("%d buffered ioctls, want at least 102", n)
-	}
-	if n := buffered(evs, 13); n != 5 {
-		t.Errorf("%d buffered rt_sigaction queries, want 5", n)
-	}
-	traced := 0
-	for _, e := range evs {
-		if e.kind == trace.KindSyscallEntry && e.nr == 13 && e.rip != syscallbuf.SyscallRet {
-			traced++
-		}
-	}
-	if traced < 4 {
-		t.Errorf("%d traced rt_sigaction calls, want the 4 that set an action", traced)
-	}
-}
-
 // FUTEX_WAKE is buffered (glibc's __lll_lock_wake and the condition
 // variables' wakes); the waits stay on the ptrace path, and the woken
 // threads still run in the recorded order.

@@ -50,10 +50,10 @@ var syscallList = []Syscall{
 	{Nr: 10, Name: "mprotect", Replay: Execute},
 	{Nr: 11, Name: "munmap", Replay: Execute},
 	{Nr: 12, Name: "brk", Replay: Execute},
-	{Nr: 13, Name: "rt_sigaction", Out: outs(fixed(2, sizeSigaction)), Buffered: true}, // (the stub buffers queries, with no new action, only)
+	{Nr: 13, Name: "rt_sigaction", Out: outs(fixed(2, sizeSigaction))},
 	{Nr: 14, Name: "rt_sigprocmask", Out: outs(argSized(2, 3))},
 	{Nr: 15, Name: "rt_sigreturn", Replay: Execute},
-	{Nr: 16, Name: "ioctl", Custom: customIoctl, MayBlock: true, Buffered: true}, // e.g. TCSETSW drains output (the stub buffers TCGETS, TIOCGWINSZ and FICLONE only)
+	{Nr: 16, Name: "ioctl", Custom: customIoctl, MayBlock: true, Buffered: true}, // e.g. TCSETSW drains output
 	{Nr: 17, Name: "pread64", Out: outs(fromRet(1)), MayBlock: true, Buffered: true},
 	{Nr: 18, Name: "pwrite64", MayBlock: true, Buffered: true},
 	{Nr: 19, Name: "readv", Custom: iovFromRet(1, 2), MayBlock: true},

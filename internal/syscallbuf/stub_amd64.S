@@ -91,8 +91,6 @@ entry:
 	je max_cfr
 	cmp $16, %eax
 	je max_ioctl
-	cmp $13, %eax
-	je max_sigaction
 	cmp $202, %eax
 	je max_futex
 	cmp $72, %eax
@@ -261,26 +259,10 @@ max_fcntl:
 	ja traced
 	jmp max_0
 max_ioctl:
-	# TCGETS (a kernel struct termios, 36 bytes) and TIOCGWINSZ (8):
-	# terminal queries (every isatty), which never block and write
-	# their output only (the kernel takes the request's low 32 bits).
-	mov $36, %ecx
-	cmp $0x5401, %esi
-	je check
-	mov $8, %ecx
-	cmp $0x5413, %esi
-	je check
-	# FICLONE (no output; it changes the destination file's data).
+	# FICLONE only (no output; it changes the destination file's data).
 	cmp $0x40049409, %rsi
 	jne traced
 	jmp max_nowrites
-max_sigaction:
-	# rt_sigaction queries only (no new action): they change nothing
-	# and write the old action (32 bytes with the kernel's 8-byte mask).
-	test %rsi, %rsi
-	jne traced
-	mov $32, %ecx
-	jmp check
 max_0:
 	xor %ecx, %ecx
 check:
@@ -374,10 +356,6 @@ sc_ret:
 	je out_clock
 	cmp $96, %edi
 	je out_tod
-	cmp $16, %edi
-	je out_ioctl
-	cmp $13, %edi
-	je out_sigaction
 	jmp copy
 out_count:
 	mov 24(%r11), %rsi
@@ -426,24 +404,6 @@ out_statx:
 out_clock:
 	mov 24(%r11), %rsi
 	mov $16, %ecx
-	jmp copy
-out_ioctl:
-	# The query's output at arg 2 (FICLONE writes none).
-	mov 32(%r11), %rsi
-	mov $36, %ecx
-	cmpl $0x5401, 24(%r11)
-	je copy
-	mov $8, %ecx
-	cmpl $0x5413, 24(%r11)
-	je copy
-	xor %ecx, %ecx
-	xor %esi, %esi
-	jmp copy
-out_sigaction:
-	mov 32(%r11), %rsi
-	test %rsi, %rsi
-	je copy
-	mov $32, %ecx
 	jmp copy
 out_tod:
 	mov 16(%r11), %rsi
