@@ -321,7 +321,7 @@ func (r *recorder) sharedElsewhere(t *task, m tracee.Map, ino uint64) bool {
 	defer r.since(phShared, time.Now())
 	seen := map[int]bool{}
 	for _, o := range append([]*task{t}, taskList(r.tasks)...) {
-		pid := o.tgid
+		pid := tracee.Tgid(o.tid)
 		if seen[pid] {
 			continue
 		}
@@ -331,7 +331,7 @@ func (r *recorder) sharedElsewhere(t *task, m tracee.Map, ino uint64) bool {
 			continue
 		}
 		for _, mp := range maps {
-			if mp.Shared && mp.Inode == ino && (pid != t.tgid || mp.End <= m.Start || mp.Start >= m.End) {
+			if mp.Shared && mp.Inode == ino && (pid != tracee.Tgid(t.tid) || mp.End <= m.Start || mp.Start >= m.End) {
 				return true
 			}
 		}

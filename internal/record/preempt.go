@@ -514,9 +514,9 @@ func (r *recorder) deliverHeld(t *task) error {
 // are not known (an exit, which clears a tid word the recorder does not
 // know, or a call outside the table): the checksum is not taken then.
 func (r *recorder) inFlightOutputs(t *task) (skip []trace.Span, ok bool) {
-	tgid := t.tgid
+	tgid := tracee.Tgid(t.tid)
 	for _, o := range r.tasks {
-		if o == t || o.state != stKernel || o.tgid != tgid {
+		if o == t || o.state != stKernel || tracee.Tgid(o.tid) != tgid {
 			continue
 		}
 		if o.sc0 == nil || o.sysno == unix.SYS_EXIT || o.sysno == unix.SYS_EXIT_GROUP {

@@ -190,7 +190,7 @@ func unsupportedPtrace(t *task, req uint64, why string) error {
 // process (and, if stopped, in an emulated stop), or an errno.
 func (r *recorder) emuTracee(t *task, pid int, stopped bool) (*task, int64) {
 	o := r.tasks[pid]
-	if o == nil || o.emu == nil || o.emu.tracer != t.tgid {
+	if o == nil || o.emu == nil || o.emu.tracer != tracee.Tgid(t.tid) {
 		return nil, -int64(unix.ESRCH)
 	}
 	if stopped && !o.emu.stopped {
@@ -218,14 +218,14 @@ func (r *recorder) ptraceRequest(t *task, a [6]uint64) error {
 		switch {
 		case o == nil:
 			ret = -int64(unix.ESRCH)
-		case o.emu != nil && o.emu.tracer != 0, tracee.Tgid(pid) == t.tgid:
+		case o.emu != nil && o.emu.tracer != 0, tracee.Tgid(pid) == tracee.Tgid(t.tid):
 			ret = -int64(unix.EPERM)
 		case req == reqSeize && data&^supportedOptions != 0:
 			return unsupportedPtrace(t, req, fmt.Sprintf("PTRACE_SEIZE with options 0x%x (only TRACESYSGOOD, TRACEEXIT, EXITKILL, TRACEFORK, TRACEVFORK, TRACECLONE, TRACEEXEC and TRACEVFORKDONE are emulated)", data))
 		default:
 			// Only a process leader is a child the real wait reports.
-			child := tracee.Tgid(pid) == pid && ppidOf(pid) == t.tgid
-			o.emu = o.emu.attach(t.tgid, req == reqSeize, child)
+			child := tracee.Tgid(pid) == pid && ppidOf(pid) == tracee.Tgid(t.tid)
+			o.emu = o.emu.attach(tracee.Tgid(t.tid), req == reqSeize, child)
 			if req == reqSeize {
 				o.emu.options = data
 			}
@@ -640,7 +640,7 @@ func (r *recorder) emuSyscallResume(o *task, sig int) error {
 	stop := e.sysStop
 	e.sysStop = 0
 	if sig != 0 {
-		if err := unix.Tgkill(o.tgid, o.tid, unix.Signal(sig)); err != nil {
+		if err := unix.Tgkill(tracee.Tgid(o.tid), o.tid, unix.Signal(sig)); err != nil {
 			return r.lost(o, err)
 		}
 	}
@@ -810,7 +810,7 @@ func (r *recorder) ptraceNewTask(parent, child *task, event int) (bool, error) {
 		if err := r.emuStop(child, 0, r.eventStopStatus(child)); err != nil {
 			return true, err
 		}
-	} else if err := unix.Tgkill(child.tgid, child.tid, unix.SIGSTOP); err != nil {
+	} else if err := unix.Tgkill(tracee.Tgid(child.tid), child.tid, unix.SIGSTOP); err != nil {
 		return true, fmt.Errorf("new tracee %d: %w", child.tid, err)
 	}
 	e.eventMsg = uint64(child.tid)
@@ -857,7 +857,7 @@ func (r *recorder) notifyTracer(tracer, tid, code, status int) {
 		return
 	}
 	for _, o := range r.tasks {
-		if o.tgid == tracer && o.state == stKernel && (o.sysno == unix.SYS_WAIT4 || o.sysno == unix.SYS_WAITID) {
+		if tracee.Tgid(o.tid) == tracer && o.state == stKernel && (o.sysno == unix.SYS_WAIT4 || o.sysno == unix.SYS_WAITID) {
 			tr = o
 			break
 		}
@@ -894,7 +894,7 @@ func (t *task) process() int {
 	if t.tgid != 0 {
 		return t.tgid
 	}
-	return t.tgid
+	return tracee.Tgid(t.tid)
 }
 
 // emuWait answers a wait4/waitid of a tracer from a pending emulated
@@ -1076,7 +1076,7 @@ func (r *recorder) ptraceGone(t *task, status unix.WaitStatus) error {
 		e.tracer = 0
 	}
 	tg := t.tid
-	if t.tgid != t.tid && r.processTask(t.tgid) != nil {
+	if tracee.Tgid(t.tid) != t.tid && r.processTask(tracee.Tgid(t.tid)) != nil {
 		return nil
 	}
 	for _, o := range r.tasks {
@@ -1084,7 +1084,7 @@ func (r *recorder) ptraceGone(t *task, status unix.WaitStatus) error {
 			continue
 		}
 		if o.emu.options&unix.PTRACE_O_EXITKILL != 0 {
-			_ = unix.Tgkill(o.tgid, o.tid, unix.SIGKILL)
+			_ = unix.Tgkill(tracee.Tgid(o.tid), o.tid, unix.SIGKILL)
 		}
 		o.emu.tracer = 0
 		if err := r.emuResume(o, 0); err != nil {
@@ -1111,7 +1111,7 @@ func (r *recorder) ptraceExec(t *task) error {
 	if e.seized {
 		return nil
 	}
-	if err := unix.Tgkill(t.tgid, t.tid, unix.SIGTRAP); err != nil {
+	if err := unix.Tgkill(tracee.Tgid(t.tid), t.tid, unix.SIGTRAP); err != nil {
 		return fmt.Errorf("tid %d: SIGTRAP after exec: %w", t.tid, err)
 	}
 	return nil
@@ -1187,7 +1187,7 @@ func (r *recorder) processTask(tgid int) *task {
 		return t
 	}
 	for _, t := range r.tasks {
-		if t.tgid == tgid {
+		if tracee.Tgid(t.tid) == tgid {
 			return t
 		}
 	}

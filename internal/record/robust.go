@@ -112,14 +112,14 @@ func (r *recorder) clearTidAtDeath(t *task) (trace.MemWrite, bool) {
 	if t.clearTid == 0 {
 		return trace.MemWrite{}, false
 	}
-	tgid := t.tgid
+	tgid := tracee.Tgid(t.tid)
 	for _, o := range r.tasks {
 		// A thread dying outside an exit call dies with its whole
 		// process (a fatal signal, exit_group, an exec by a sibling):
 		// only another process sharing the memory (CLONE_VM) can see
 		// the write. One with SIGKILL pending dies too, and an exec'ing
 		// one leaves the memory.
-		if o == t || o.dying || o.tgid == tgid || o.state == stKernel && (o.sysno == unix.SYS_EXECVE || o.sysno == unix.SYS_EXECVEAT) ||
+		if o == t || o.dying || tracee.Tgid(o.tid) == tgid || o.state == stKernel && (o.sysno == unix.SYS_EXECVE || o.sysno == unix.SYS_EXECVEAT) ||
 			tracee.PendingSignals(o.tid)&(1<<(unix.SIGKILL-1)) != 0 {
 			continue
 		}
@@ -206,9 +206,9 @@ func (r *recorder) runsUser() bool {
 
 // execing reports whether another thread of t's process is in execve.
 func (r *recorder) execing(t *task) bool {
-	tgid := t.tgid
+	tgid := tracee.Tgid(t.tid)
 	for _, o := range r.tasks {
-		if o != t && o.state == stKernel && (o.sysno == unix.SYS_EXECVE || o.sysno == unix.SYS_EXECVEAT) && o.tgid == tgid {
+		if o != t && o.state == stKernel && (o.sysno == unix.SYS_EXECVE || o.sysno == unix.SYS_EXECVEAT) && tracee.Tgid(o.tid) == tgid {
 			return true
 		}
 	}

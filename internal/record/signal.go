@@ -104,10 +104,10 @@ func (r *recorder) continueStopped() {
 		if t.state != stStopped || tracee.PendingSignals(t.tid)&(1<<(unix.SIGCONT-1)) == 0 {
 			continue
 		}
-		tgid := t.tgid
+		tgid := tracee.Tgid(t.tid)
 		// Another thread of the group may hold the SIGCONT; all go on.
 		for _, o := range r.tasks {
-			if o.state == stStopped && o.tgid == tgid {
+			if o.state == stStopped && tracee.Tgid(o.tid) == tgid {
 				o.state = stReady
 				o.at = atSignal
 				r.stopped--

@@ -93,7 +93,7 @@ func (r *recorder) onEntry(t *task) error {
 	for _, si := range t.deferred {
 		sig := si.Signo()
 		t.reraised[sig] = si
-		if err := unix.Tgkill(t.tgid, t.tid, unix.Signal(sig)); err != nil {
+		if err := unix.Tgkill(tracee.Tgid(t.tid), t.tid, unix.Signal(sig)); err != nil {
 			return fmt.Errorf("re-raise signal %d in tid %d: %w", sig, t.tid, err)
 		}
 	}
@@ -171,7 +171,7 @@ func (r *recorder) entrySpecial(t *task, nr int, a [6]uint64) error {
 	case unix.SYS_PRCTL:
 		r.prctlTSC(t, a)
 	case unix.SYS_PROCESS_VM_WRITEV:
-		if int(int32(a[0])) != t.tgid {
+		if int(int32(a[0])) != tracee.Tgid(t.tid) {
 			return &UnsupportedError{Tid: t.tid, Name: "process_vm_writev", Reason: "writing another process's memory is not supported"}
 		}
 	case unix.SYS_PTRACE, unix.SYS_WAIT4, unix.SYS_WAITID:
@@ -475,13 +475,13 @@ func (r *recorder) refreshSharedMaps(t *task, ev *trace.Event, fd int) error {
 // event on one of its tasks (replay's copy of the file is shared by all
 // its mappings, so one process is enough).
 func (r *recorder) refreshOtherMaps(t *task, ino uint64) error {
-	self := t.tgid
+	self := tracee.Tgid(t.tid)
 	seen := map[int]bool{self: true}
 	for _, o := range r.tasks {
 		if o.dying || o.mem == nil {
 			continue
 		}
-		tgid := o.tgid
+		tgid := tracee.Tgid(o.tid)
 		if seen[tgid] {
 			continue
 		}

@@ -307,9 +307,9 @@ func (r *recorder) disableBuf(t *task, ev *trace.Event, nr int, a [6]uint64, ret
 		t.ownFilter = true
 		if nr == unix.SYS_SECCOMP && a[1]&1 != 0 { // SECCOMP_FILTER_FLAG_TSYNC
 			// Every thread of the process now runs the filter too.
-			tgid := t.tgid
+			tgid := tracee.Tgid(t.tid)
 			for _, o := range r.tasks {
-				if o.tgid == tgid {
+				if tracee.Tgid(o.tid) == tgid {
 					o.ownFilter = true
 				}
 			}
