@@ -141,6 +141,9 @@ type task struct {
 	// robust holds the robust futex words the kernel marked as the task
 	// died (robust.go); its exit event carries them.
 	robust []trace.MemWrite
+	// victims are the stopped tasks the SIGKILL of the call t is in
+	// kills (kill.go).
+	victims []killVictim
 	// clearTid is the task's clear_child_tid address as the kernel has
 	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec).
 	clearTid uint64

@@ -176,6 +176,8 @@ func (r *recorder) entrySpecial(t *task, nr int, a [6]uint64) error {
 		}
 	case unix.SYS_PTRACE, unix.SYS_WAIT4, unix.SYS_WAITID:
 		return r.ptraceEntry(t, nr, a)
+	case unix.SYS_KILL, unix.SYS_TKILL, unix.SYS_TGKILL, unix.SYS_RT_SIGQUEUEINFO, unix.SYS_RT_TGSIGQUEUEINFO:
+		r.noteKillVictims(t, nr, a)
 	}
 	return nil
 }
@@ -380,6 +382,11 @@ func (r *recorder) onExit(t *task) error {
 		return err
 	}
 	t.writeOpen = false
+	if t.victims != nil {
+		if err := r.settleVictims(t, ret); err != nil {
+			return err
+		}
+	}
 	return r.ptraceSyscallExit(t)
 }
 
