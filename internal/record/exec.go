@@ -121,7 +121,7 @@ func (r *recorder) onExecDone(t *task, former int) error {
 			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, m.Name, nil, 0)...)
 		}
 	}
-	t.lastRegs = regs
+	t.setLast(regs, false)
 	t.at = atSignal
 	if err := r.emit(ev); err != nil {
 		return err

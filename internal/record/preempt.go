@@ -423,7 +423,7 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 	if err := r.emit(ev); err != nil {
 		return err
 	}
-	t.lastRegs = *regs
+	t.setLast(*regs, true)
 	t.state = stReady
 	t.at = atSignal
 	t.pendingSig = 0

@@ -528,7 +528,7 @@ func (r *recorder) emuSetRegs(o *task, regs *trace.Regs) (int64, error) {
 	if err := o.thread().SetRegs(regs); err != nil {
 		return -int64(unix.EIO), nil
 	}
-	o.lastRegs = *regs
+	o.setLast(*regs, false)
 	after := *regs
 	return 0, r.emit(&trace.Event{Kind: trace.KindPtraceWrite, Tid: int32(o.tid), Regs2: &after})
 }
@@ -718,7 +718,7 @@ func (r *recorder) ptraceSignalStop(t *task, sig int, si *ptrace.SigInfo, regs *
 		e.kicked = false
 		before := *regs
 		t.pendingSig = 0
-		t.lastRegs = *regs
+		t.setLast(*regs, false)
 		return true, r.emit(&trace.Event{Kind: trace.KindSignal, Tid: int32(t.tid), Signo: int32(sig), Regs: &before,
 			SigInfo: append([]byte(nil), si[:]...), Flags: SigIgnored})
 	}
@@ -731,7 +731,7 @@ func (r *recorder) ptraceSignalStop(t *task, sig int, si *ptrace.SigInfo, regs *
 	if err := r.emit(ev); err != nil {
 		return true, err
 	}
-	t.lastRegs = *regs
+	t.setLast(*regs, false)
 	t.pendingSig = 0
 	if e.interrupt && sig == int(unix.SIGSTOP) {
 		e.interrupt = false

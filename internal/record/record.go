@@ -113,7 +113,7 @@ type task struct {
 	sysno      int
 	sc0        *linux.Syscall
 	entry      trace.Regs
-	lastRegs   trace.Regs // registers at the task's last event
+	lastRegs   trace.Regs // registers at the task's last event (setLast)
 	nullify    bool
 	nullRet    int64
 	deferred   []ptrace.SigInfo // async signals re-raised at the next syscall
@@ -150,6 +150,11 @@ type task struct {
 	// exitHeld: the task waits at its PTRACE_EVENT_EXIT stop until no
 	// other task runs user code (robust.go releaseExits).
 	exitHeld bool
+
+	// revisit: whether a signal stopping the task at lastRegs arrived
+	// there (firstStep, onSignal).
+	revisit     revisit
+	sigAtResume bool // a signal was pending, unblocked, when the task was resumed unstepped (revisitUnknown)
 }
 
 // thread is the task's thread, for ptrace requests (from the recorder's
@@ -695,6 +700,11 @@ func (r *recorder) resumeUser(t *task) error {
 	if handled, err := r.chaosSteps(t); handled || err != nil {
 		return err
 	}
+	if t.revisit == revisitUnmoved {
+		if handled, err := r.firstStep(t); handled || err != nil {
+			return err
+		}
+	}
 	mode := ptrace.Syscall
 	if r.bufOn && len(t.deferred) == 0 && t.emu == nil && !t.forceTrace && !t.ownFilter {
 		// Calls stop through the seccomp filter, except buffered ones.
@@ -1016,7 +1026,7 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 	if err != nil {
 		return err
 	}
-	child.lastRegs = regs
+	child.setLast(regs, false)
 	ev.Regs = &regs
 	if err := r.emit(ev); err != nil {
 		return err

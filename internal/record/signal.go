@@ -67,7 +67,7 @@ func (r *recorder) onSignal(t *task, sig int) error {
 			return err
 		}
 	}
-	if !synchronous(&si) && (regs != t.lastRegs || r.ranPastTraced(t, &regs)) {
+	if !synchronous(&si) && (!t.arrivedAtLast(&regs) || r.ranPastTraced(t, &regs)) {
 		// An asynchronous signal interrupted user code at an arbitrary
 		// instruction. Hold it until the thread's next system call.
 		t.deferred = append(t.deferred, si)
@@ -167,7 +167,7 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 	}
 	before := *regs
 	t.pendingSig = 0
-	t.lastRegs = after
+	t.setLast(after, false)
 	return true, r.emit(&trace.Event{Kind: trace.KindInstruction, Tid: int32(t.tid), Signo: int32(sig), Regs: &before, Regs2: &after})
 }
 
@@ -333,6 +333,6 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 	n := t.mem.ReadPartial(sp, frame)
 	ev.Mem = []trace.MemWrite{{Addr: sp, Data: frame[:n]}}
 	t.pendingSig = 0
-	t.lastRegs = regs
+	t.setLast(regs, false)
 	return nil
 }

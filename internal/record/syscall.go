@@ -86,7 +86,7 @@ func (r *recorder) onEntry(t *task) error {
 		return err
 	}
 	t.writeOpen = isWrite(nr)
-	t.lastRegs = regs
+	t.setLast(regs, false)
 	// Signals that arrived while the thread ran user code are raised again
 	// now, at a point replay can find: they interrupt this call if it
 	// blocks and are delivered when it returns.
@@ -370,7 +370,9 @@ func (r *recorder) onExit(t *task) error {
 			return err
 		}
 	}
-	t.lastRegs = regs
+	// rt_sigreturn returns to the interrupted context, often inside a
+	// loop the thread may come round to with the same registers.
+	t.setLast(regs, t.sysno == unix.SYS_RT_SIGRETURN)
 	// Only when no other thread is running user code: otherwise memory is
 	// changing under the checksum.
 	if r.opts.Checksum && r.running == nil {

@@ -236,7 +236,7 @@ func (r *recorder) drainBuf(t *task) error {
 	// stands at: a loop of buffered calls comes back to the registers of
 	// an earlier event (timer: a handler's rt_sigreturn into the stub),
 	// and a signal must not be taken for one that arrived there.
-	t.lastRegs = trace.Regs{}
+	t.setLast(trace.Regs{}, false)
 	return nil
 }
 
