@@ -717,6 +717,17 @@ func (r *recorder) resumeUser(t *task) error {
 
 func (r *recorder) resumeUserMode(t *task, mode int) error {
 	sig := t.pendingSig
+	r.markRunning(t)
+	defer r.since(phResume, time.Now())
+	if err := t.thread().Resume(mode, sig); err != nil {
+		return r.lost(t, err)
+	}
+	return nil
+}
+
+// markRunning makes t the task that runs user code, with the watchdog
+// watching it, as resuming it does.
+func (r *recorder) markRunning(t *task) {
 	t.pendingSig = 0
 	t.state = stRunning
 	r.running = t
@@ -726,11 +737,6 @@ func (r *recorder) resumeUserMode(t *task, mode int) error {
 		mem = t.mem
 	}
 	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice(), mem)
-	defer r.since(phResume, time.Now())
-	if err := t.thread().Resume(mode, sig); err != nil {
-		return r.lost(t, err)
-	}
-	return nil
 }
 
 // lost handles a task that disappeared under us (killed by SIGKILL from

@@ -62,9 +62,10 @@ func (t *task) arrivedAtLast(regs *trace.Regs) bool {
 // firstStep runs t's first instruction after an event it may come back
 // to (revisitUnmoved), one single step, so that a later signal at the
 // event's registers is known to have come after t moved. handled tells
-// that the step met another stop, which was handled (a signal that
-// arrived before the instruction ran: delivered at the event), and the
-// next thread resumed; if not, the caller resumes t as usual. Where stepping would disturb the
+// that the step met another stop: a signal that arrived before the
+// instruction ran (handled: delivered at the event; and the next thread
+// resumed), or a death or an event, left to the loop as if t had been
+// resumed; if not, the caller resumes t as usual. Where stepping would disturb the
 // instruction, or a signal is to be injected, t is resumed unstepped,
 // and such a signal counts as arriving at the event only if it was
 // pending, unblocked, at the resume (the kernel delivers it before t
@@ -107,6 +108,14 @@ func (r *recorder) firstStep(t *task) (handled bool, err error) {
 		}
 	}
 	t.revisit = revisitUnmoved
+	if st.Kind != ptrace.StopSignal {
+		// A death or an event (a SIGKILL from outside took t out of
+		// the step): handled as if t had been resumed as usual, by
+		// the loop, which takes queued stops first.
+		r.markRunning(t)
+		r.queued = append([]ptrace.Stop{st}, r.queued...)
+		return true, nil
+	}
 	if err := r.handle(st); err != nil {
 		return true, err
 	}
