@@ -64,12 +64,12 @@ func (t *task) arrivedAtLast(regs *trace.Regs) bool {
 // event's registers is known to have come after t moved. handled tells
 // that the step met another stop: a signal that arrived before the
 // instruction ran (handled: delivered at the event; and the next thread
-// resumed), or a death or an event, left to the loop as if t had been
-// resumed; if not, the caller resumes t as usual. Where stepping would disturb the
-// instruction, or a signal is to be injected, t is resumed unstepped,
-// and such a signal counts as arriving at the event only if it was
-// pending, unblocked, at the resume (the kernel delivers it before t
-// runs).
+// resumed), or a death or an event (left to the loop as if t had been
+// resumed); if not, the caller resumes t as usual. Where stepping would
+// disturb the instruction, or a signal is to be injected, t is resumed
+// unstepped, and a signal at the event's registers counts as arriving
+// at the event only if it was pending, unblocked, at the resume (the
+// kernel delivers it before t runs).
 func (r *recorder) firstStep(t *task) (handled bool, err error) {
 	t.revisit = revisitUnknown
 	if t.pendingSig != 0 {
