@@ -16,9 +16,9 @@ const MaxPages = 8
 
 // PadSize is the size of the mapping that holds a pad: a page of code,
 // a page of data (save slots, the thread's FXSAVE image and ymm upper
-// halves, their recorded values) and the recorded copies of up to
-// MaxPages pages of memory.
-const PadSize = (2 + MaxPages) * 4096
+// halves, their recorded values), a page for the AVX-512 registers and
+// the recorded copies of up to MaxPages pages of memory.
+const PadSize = (3 + MaxPages) * 4096
 
 // Offsets in the pad's mapping.
 const (
@@ -36,7 +36,10 @@ const (
 	ymmOff    = dataOff + 0x500 // the thread's ymm upper halves
 	ymmRecOff = dataOff + 0x600 // the recorded ones
 	sumsOff   = dataOff + 0x700 // digested pages: (address, digest) pairs, 0-terminated
-	pagesOff  = 2 * 4096        // recorded page copies
+	zmmOff    = 2 * 4096        // the thread's zmm0-15 upper halves
+	zmmRecOff = zmmOff + 0x200  // the recorded ones
+	kRecOff   = zmmOff + 0x400  // the recorded opmask registers k0-7
+	pagesOff  = 3 * 4096        // recorded page copies
 )
 
 // Page is a page of memory of a point's identity, as recorded.
@@ -107,6 +110,10 @@ type Identity struct {
 	Words  []Word
 	XState []byte
 	AVX    bool // compare the ymm upper halves (the CPU has AVX)
+	// AVX512, when set, is where XState holds the opmask registers and
+	// the upper halves of zmm0-15 (their offsets differ between CPU
+	// vendors): the pad compares those too.
+	AVX512 *AVX512Layout
 	Pages  []Page
 	// Hint is 1 + the trace.Regs index of a general register that
 	// changes from one iteration of the loop to the next (0: none
@@ -116,6 +123,13 @@ type Identity struct {
 	// 16 bits), after everything else: pages that differed at an arrival
 	// where all the rest matched.
 	Sums []PageSum
+}
+
+// AVX512Layout locates the AVX-512 parts of an XSAVE area in the
+// standard format: the opmask registers k0-7 (8 bytes each) and the
+// upper 256 bits of zmm0-15 (32 bytes each).
+type AVX512Layout struct {
+	KOff, ZmmHiOff int
 }
 
 // HintReg returns the trace.Regs index of the first general register,
@@ -394,6 +408,36 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 				}
 			}
 		}
+		avx512 := func() {
+			l := id.AVX512
+			if l == nil || l.KOff < HeaderEnd || l.ZmmHiOff < HeaderEnd || len(rec) < l.KOff+64 || len(rec) < l.ZmmHiOff+512 {
+				return
+			}
+			// k0-7 first (kmovw: the low 16 bits, all AVX-512F has),
+			// then the upper halves of zmm0-15 one at a time.
+			put(kRecOff, rec[l.KOff:l.KOff+64])
+			for i := uint64(0); i < 8; i++ {
+				a.emit(0xc5, 0xf8, 0x93, 0xc0|byte(i))         // kmovw eax, k_i
+				a.ripOp(padAddr+kRecOff+8*i, 0x66, 0x3b, 0x05) // cmp ax, [rec]
+				jneMiss()
+			}
+			put(zmmRecOff, rec[l.ZmmHiOff:l.ZmmHiOff+512])
+			for i := uint64(0); i < 16; i++ {
+				// vextracti64x4 [rip+zmm+32i], zmm_i, 1
+				p0 := byte(0xf3)
+				if i >= 8 {
+					p0 = 0x73
+				}
+				a.emit(0x62, p0, 0xfd, 0x48, 0x3b, 0x05|byte(i&7)<<3)
+				a.u32(rel32(a.pc()+5, padAddr+zmmOff+32*i))
+				a.emit(1)
+				for q := uint64(0); q < 32; q += 8 {
+					a.ripOp(padAddr+zmmOff+32*i+q, 0x48, 0x8b, 0x05)    // mov rax, [img]
+					a.ripOp(padAddr+zmmRecOff+32*i+q, 0x48, 0x3b, 0x05) // cmp rax, [rec]
+					jneMiss()
+				}
+			}
+		}
 		fx := func() {
 			put(fxRecOff, rec[:LegacyLen])
 			a.ripOp(padAddr+fxOff, 0x0f, 0xae, 0x05) // fxsave [rip+fx]
@@ -425,9 +469,11 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 			// ran out of its time box under load).
 			fx()
 			ymm()
+			avx512()
 			emitOps(early)
 		} else {
 			ymm()
+			avx512()
 			emitOps(early)
 			fx()
 		}

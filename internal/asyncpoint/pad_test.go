@@ -1,6 +1,7 @@
 package asyncpoint
 
 import (
+	"bytes"
 	"encoding/binary"
 	"testing"
 
@@ -220,5 +221,46 @@ func TestPageSums(t *testing.T) {
 	}
 	if binary.LittleEndian.Uint64(p.Code[sumsOff+16*len(in):]) != 0 {
 		t.Fatal("table not terminated")
+	}
+}
+
+// The AVX-512 compares (x86asm decodes no EVEX, so the bytes are looked
+// for): kmovw eax, k_i for k0-7, and vextracti64x4 [rip+img], zmm_i, 1
+// for zmm0-15, each storing where the compares after it read.
+func TestBuildPadAVX512(t *testing.T) {
+	const site, pad = 0x401000, 0x500000
+	var regs trace.Regs
+	xs := make([]byte, 2440)
+	xs[464] = 0xe7 // XCR0: x87, SSE, AVX, opmask, zmm
+	for i := 0; i < 64; i++ {
+		xs[832+i] = byte(i) // AMD's layout
+	}
+	p, err := BuildIdentity(pad, site, lockAdd, &Identity{Regs: &regs, XState: xs, AVX: true, AVX512: &AVX512Layout{KOff: 832, ZmmHiOff: 896}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 8; i++ {
+		if !bytes.Contains(p.Code, []byte{0xc5, 0xf8, 0x93, 0xc0 | byte(i)}) {
+			t.Errorf("no kmovw eax, k%d", i)
+		}
+	}
+	for i := 0; i < 16; i++ {
+		p0 := byte(0xf3)
+		if i >= 8 {
+			p0 = 0x73
+		}
+		op := []byte{0x62, p0, 0xfd, 0x48, 0x3b, 0x05 | byte(i&7)<<3}
+		k := bytes.Index(p.Code, op)
+		if k < 0 {
+			t.Fatalf("no vextracti64x4 of zmm%d", i)
+		}
+		end := uint64(pad + k + len(op) + 5)
+		disp := int64(int32(binary.LittleEndian.Uint32(p.Code[k+len(op):])))
+		if got := end + uint64(disp); got != pad+zmmOff+32*uint64(i) || p.Code[k+len(op)+4] != 1 {
+			t.Errorf("zmm%d stored at %x, want %x", i, got, pad+zmmOff+32*uint64(i))
+		}
+	}
+	if _, err := BuildIdentity(pad, site, lockAdd, &Identity{Regs: &regs, XState: xs[:900], AVX: true, AVX512: &AVX512Layout{KOff: 832, ZmmHiOff: 896}}); err != nil {
+		t.Fatalf("a short XSAVE area: %v", err)
 	}
 }

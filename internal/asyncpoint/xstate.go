@@ -101,3 +101,10 @@ func HasAVX(xs []byte) bool {
 	}
 	return xs[xcr0]&4 != 0
 }
+
+// HasAVX512 tells whether a recorded XSAVE area comes from a thread whose
+// XCR0 enables the AVX-512 opmask and zmm state (bits 5-7).
+func HasAVX512(xs []byte) bool {
+	const xcr0 = 464
+	return len(xs) > xcr0 && xs[xcr0]&0xe0 == 0xe0
+}

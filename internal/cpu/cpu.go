@@ -26,3 +26,16 @@ func Masked(leaf, sub uint32) (eax, ebx, ecx, edx uint32) {
 	}
 	return
 }
+
+// XSaveComponent returns the offset and size of XSAVE state component i
+// (2 and up: AVX, the AVX-512 opmask and zmm parts, PKRU, ...) in the
+// standard format this CPU uses (CPUID leaf 0xD), or 0, 0 when the CPU
+// has no such component. The offsets of components past AVX differ
+// between vendors (Intel leaves room for MPX, AMD does not).
+func XSaveComponent(i uint32) (off, size int) {
+	if max, _, _, _ := Cpuid(0, 0); max < 0xd {
+		return 0, 0
+	}
+	eax, ebx, _, _ := Cpuid(0xd, i)
+	return int(ebx), int(eax)
+}

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/asyncpoint"
+	"github.com/gorr-debugger/gorr/internal/cpu"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
@@ -700,6 +701,17 @@ func pointIdentity(ev *trace.Event, words []asyncpoint.Word) *asyncpoint.Identit
 	if len(ev.XState) > asyncpoint.OldXStateLen && ev.Regs[ptrace.EFLAGS]&0x400 == 0 {
 		id.XState = ev.XState
 		id.AVX = asyncpoint.HasAVX(ev.XState)
+		if asyncpoint.HasAVX512(ev.XState) {
+			// This CPU's layout: replay runs on a CPU with the
+			// features the trace needs (a trace recorded on another
+			// vendor's CPU compares its XSAVE area byte for byte
+			// anyway, at the trap).
+			kOff, kLen := cpu.XSaveComponent(5)
+			zOff, zLen := cpu.XSaveComponent(6)
+			if kLen >= 64 && zLen >= 512 {
+				id.AVX512 = &asyncpoint.AVX512Layout{KOff: kOff, ZmmHiOff: zOff}
+			}
+		}
 		for _, m := range ev.Mem {
 			if len(m.Data) == 4096 && len(id.Pages) < asyncpoint.MaxPages {
 				id.Pages = append(id.Pages, asyncpoint.Page{Addr: m.Addr, Data: m.Data, Ranges: asyncpoint.PageRanges(m.Addr, ev.Skip)})
