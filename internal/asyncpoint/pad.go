@@ -2,6 +2,7 @@ package asyncpoint
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 
@@ -216,8 +217,22 @@ func Build(padAddr, site uint64, orig []byte, regs *trace.Regs, words []Word) (*
 	return BuildIdentity(padAddr, site, orig, &Identity{Regs: regs, Words: words})
 }
 
-// BuildIdentity generates the pad comparing id for a point at site.
+// BuildIdentity generates the pad comparing id for a point at site. A
+// pad whose code would not fit its page with the AVX-512 compares is
+// built without them (the tracer compares those registers at the trap).
 func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error) {
+	p, err := buildIdentity(padAddr, site, orig, id)
+	if errors.Is(err, errPadTooLarge) && id.AVX512 != nil {
+		lean := *id
+		lean.AVX512 = nil
+		return buildIdentity(padAddr, site, orig, &lean)
+	}
+	return p, err
+}
+
+var errPadTooLarge = errors.New("pad too large")
+
+func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error) {
 	regs, words := id.Regs, id.Words
 	if len(id.Pages) > MaxPages {
 		return nil, fmt.Errorf("%d pages in a pad, at most %d", len(id.Pages), MaxPages)
@@ -421,6 +436,9 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 				a.ripOp(padAddr+kRecOff+8*i, 0x66, 0x3b, 0x05) // cmp ax, [rec]
 				jneMiss()
 			}
+			// The zmm halves are stored first and compared with one
+			// repe cmpsq: unrolled compares (90 bytes a register) made
+			// pads with many page ranges too large for their code page.
 			put(zmmRecOff, rec[l.ZmmHiOff:l.ZmmHiOff+512])
 			for i := uint64(0); i < 16; i++ {
 				// vextracti64x4 [rip+zmm+32i], zmm_i, 1
@@ -431,12 +449,8 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 				a.emit(0x62, p0, 0xfd, 0x48, 0x3b, 0x05|byte(i&7)<<3)
 				a.u32(rel32(a.pc()+5, padAddr+zmmOff+32*i))
 				a.emit(1)
-				for q := uint64(0); q < 32; q += 8 {
-					a.ripOp(padAddr+zmmOff+32*i+q, 0x48, 0x8b, 0x05)    // mov rax, [img]
-					a.ripOp(padAddr+zmmRecOff+32*i+q, 0x48, 0x3b, 0x05) // cmp rax, [rec]
-					jneMiss()
-				}
 			}
+			cmpsq(padAddr+zmmRecOff, padAddr+zmmOff, 64)
 		}
 		fx := func() {
 			put(fxRecOff, rec[:LegacyLen])
@@ -535,7 +549,7 @@ func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		return nil, err
 	}
 	if len(a.b) > codeMax {
-		return nil, fmt.Errorf("pad for %d words is too large", len(words))
+		return nil, fmt.Errorf("%w: %d bytes of code for %d words and %d pages, at most %d", errPadTooLarge, len(a.b), len(words), len(id.Pages), codeMax)
 	}
 	if fpu || len(id.Pages) > 0 || len(id.Sums) > 0 {
 		a.b = append(a.b, make([]byte, dataOff-len(a.b))...)

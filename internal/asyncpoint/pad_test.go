@@ -264,3 +264,36 @@ func TestBuildPadAVX512(t *testing.T) {
 		t.Fatalf("a short XSAVE area: %v", err)
 	}
 }
+
+// A pad that fits its code page without the AVX-512 compares is built,
+// without them if need be (a Go program's point with eight pages cut
+// into many ranges by in-flight buffers went to a breakpoint instead).
+func TestBuildPadAVX512Fallback(t *testing.T) {
+	const site, pad = 0x401000, 0x500000
+	var regs trace.Regs
+	xs := make([]byte, 2440)
+	xs[464] = 0xe7
+	fits := 0
+	for k := 1; k < 40; k++ {
+		var pages []Page
+		for p := 0; p < MaxPages; p++ {
+			var ranges [][2]int
+			for r := 0; r < k; r++ {
+				ranges = append(ranges, [2]int{r * 64, r*64 + 8})
+			}
+			pages = append(pages, Page{Addr: uint64(0x600000 + 4096*p), Data: make([]byte, 4096), Ranges: ranges})
+		}
+		id := &Identity{Regs: &regs, XState: xs, AVX: true, Pages: pages}
+		if _, err := BuildIdentity(pad, site, lockAdd, id); err != nil {
+			break
+		}
+		fits = k
+		id.AVX512 = &AVX512Layout{KOff: 832, ZmmHiOff: 896}
+		if _, err := BuildIdentity(pad, site, lockAdd, id); err != nil {
+			t.Fatalf("%d ranges a page: %v", k, err)
+		}
+	}
+	if fits == 0 || fits == 39 {
+		t.Fatalf("pads fit up to %d ranges a page: the test does not reach the limit", fits)
+	}
+}
