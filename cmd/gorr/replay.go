@@ -97,6 +97,11 @@ func cmdReplay(args []string) int {
 	}
 	opts.Tamper = testTamper()
 	signal.Ignore(syscall.SIGINT)
+	// As in record: the kernel drops the SIGCHLD of each tracee stop
+	// instead of Go's handler taking it. Autopilot starts no child it
+	// waits for but its tracees, which are ptraced (never reaped
+	// automatically); a debugging session runs gdb, so keeps it.
+	signal.Ignore(syscall.SIGCHLD)
 	res, err := replay.Replay(opts)
 	if err != nil {
 		var div *replay.DivergenceError
