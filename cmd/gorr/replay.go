@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"unsafe"
 
+	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/session"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
@@ -101,8 +102,9 @@ func cmdReplay(args []string) int {
 	// instead of Go's handler taking it. Autopilot starts no child it
 	// waits for but its tracees, which are ptraced (never reaped
 	// automatically); a debugging session runs gdb, so keeps it.
-	signal.Ignore(syscall.SIGCHLD)
+	restore := ptrace.IgnoreSIGCHLD()
 	res, err := replay.Replay(opts)
+	restore()
 	if err != nil {
 		var div *replay.DivergenceError
 		if errors.As(err, &div) {

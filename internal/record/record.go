@@ -295,13 +295,10 @@ func Record(opts Options) (*Result, error) {
 	signal.Ignore(shielded...)
 	defer signal.Reset(shielded...)
 	// Every stop of a tracee sends gorr a SIGCHLD, which Go's handler
-	// takes on some thread (about 1.3 µs a stop, kernel-primitives.md;
-	// 10% of a recording of the shell loop). Ignored, the kernel drops
-	// it: wait4 still reports the stops, and a ptraced child is not
-	// reaped automatically. Reset before the group holder is waited for
-	// (the deferred calls run in reverse order).
-	signal.Ignore(syscall.SIGCHLD)
-	defer signal.Reset(syscall.SIGCHLD)
+	// takes on some thread (10% of a recording of the shell loop).
+	// Restored before the group holder is waited for (the deferred
+	// calls run in reverse order).
+	defer ptrace.IgnoreSIGCHLD()()
 	if tty != nil {
 		if err := unix.IoctlSetPointerInt(int(tty.Fd()), unix.TIOCSPGRP, pgid); err == nil {
 			r.tty = tty
