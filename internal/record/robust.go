@@ -32,10 +32,9 @@ const (
 // waiter; the recorder then waits until the thread has finished exiting
 // (settle), so that the write is done before anything else runs.
 func robustExit(t *task) (writes []trace.MemWrite, settle bool) {
-	words, waiters := robustWords(t)
-	for i, w := range words {
+	for _, w := range robustWords(t) {
 		switch {
-		case waiters[i]:
+		case binary.LittleEndian.Uint32(w.Data)&futexWaiters != 0:
 			settle = true
 		case t.mem.WriteMem(w.Addr, w.Data) != nil:
 			continue
@@ -46,18 +45,18 @@ func robustExit(t *task) (writes []trace.MemWrite, settle bool) {
 }
 
 // robustWords returns the writes the kernel makes to t's robust futex
-// words when t dies, without making them; waiters[i] tells that the word
-// of writes[i] has FUTEX_WAITERS (the kernel then also wakes a waiter).
-func robustWords(t *task) (writes []trace.MemWrite, waiters []bool) {
+// words when t dies, without making them (a word that keeps
+// FUTEX_WAITERS is one whose waiter the kernel also wakes).
+func robustWords(t *task) (writes []trace.MemWrite) {
 	var head uint64
 	var size uintptr
 	_, _, e := unix.Syscall(unix.SYS_GET_ROBUST_LIST, uintptr(t.tid), uintptr(unsafe.Pointer(&head)), uintptr(unsafe.Pointer(&size)))
 	if e != 0 || head == 0 || size != 24 {
-		return nil, nil
+		return nil
 	}
 	var h [24]byte
 	if t.mem.ReadMem(head, h[:]) != nil {
-		return nil, nil
+		return nil
 	}
 	next := binary.LittleEndian.Uint64(h[0:])
 	offset := int64(binary.LittleEndian.Uint64(h[8:]))
@@ -88,7 +87,6 @@ func robustWords(t *task) (writes []trace.MemWrite, waiters []bool) {
 		}
 		binary.LittleEndian.PutUint32(b[:], v&futexWaiters|futexOwnerDied)
 		writes = append(writes, trace.MemWrite{Addr: addr, Data: b[:]})
-		waiters = append(waiters, v&futexWaiters != 0)
 	}
 	for entry, n := next&^1, 0; entry != head && entry != 0 && n < robustLimit; n++ {
 		var nb [8]byte
@@ -101,7 +99,7 @@ func robustWords(t *task) (writes []trace.MemWrite, waiters []bool) {
 		entry = binary.LittleEndian.Uint64(nb[:]) &^ 1
 	}
 	mark(pending)
-	return writes, waiters
+	return writes
 }
 
 // waitExited waits (up to a second) until tid has finished exiting, its
