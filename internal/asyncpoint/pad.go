@@ -428,8 +428,8 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 			if l == nil || l.KOff < HeaderEnd || l.ZmmHiOff < HeaderEnd || len(rec) < l.KOff+64 || len(rec) < l.ZmmHiOff+512 {
 				return
 			}
-			// k0-7 first (kmovw: the low 16 bits, all AVX-512F has),
-			// then the upper halves of zmm0-15 one at a time.
+			// k0-7 one at a time (kmovw: the low 16 bits, all
+			// AVX-512F has), then the upper halves of zmm0-15.
 			put(kRecOff, rec[l.KOff:l.KOff+64])
 			for i := uint64(0); i < 8; i++ {
 				a.emit(0xc5, 0xf8, 0x93, 0xc0|byte(i))         // kmovw eax, k_i

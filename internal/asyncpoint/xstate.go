@@ -90,21 +90,21 @@ func xstateField(i int) string {
 	return fmt.Sprintf("byte %d (AVX-512, PKRU or another component)", i)
 }
 
+// xcr0Word is where ptrace stores XCR0 in the XSAVE area: the first
+// software-reserved word of the legacy area (USER_XSTATE_XCR0_WORD).
+const xcr0Word = 464
+
 // HasAVX tells whether the XSAVE area xs (standard format, as ptrace
-// returns it) comes from a CPU with AVX enabled: bit 2 of XCR0, which
-// ptrace stores in the first software-reserved word of the legacy area
-// (USER_XSTATE_XCR0_WORD).
+// returns it) comes from a CPU with AVX enabled: bit 2 of XCR0.
 func HasAVX(xs []byte) bool {
-	const xcr0 = 464
 	if len(xs) < ymmOffset+ymmLen {
 		return false
 	}
-	return xs[xcr0]&4 != 0
+	return xs[xcr0Word]&4 != 0
 }
 
 // HasAVX512 tells whether a recorded XSAVE area comes from a thread whose
 // XCR0 enables the AVX-512 opmask and zmm state (bits 5-7).
 func HasAVX512(xs []byte) bool {
-	const xcr0 = 464
-	return len(xs) > xcr0 && xs[xcr0]&0xe0 == 0xe0
+	return len(xs) > xcr0Word && xs[xcr0Word]&0xe0 == 0xe0
 }
