@@ -61,10 +61,44 @@ func (e *tornError) Error() string {
 	return fmt.Sprintf("trace %s: truncated at offset %d: %s", e.file, e.offset, e.reason)
 }
 
-func newEncoder() (*zstd.Encoder, error) {
-	return zstd.NewWriter(nil,
-		zstd.WithEncoderConcurrency(1),
-		zstd.WithEncoderLevel(zstd.SpeedDefault))
+// smallBlockLen is the size below which a block is compressed at zstd's
+// fastest level instead of its default one. The default level's first
+// block costs 4-6 ms (its match tables are allocated and cleared), which
+// the end of every short recording waited for; on blocks this small the
+// fastest level compresses within 1% as well (26867 against 26828 bytes
+// for 40 KB of libc), while full blocks keep the default's 2-17% smaller
+// output. Either level writes an ordinary zstd frame.
+const smallBlockLen = 128 << 10
+
+// blockEncoder compresses blocks, each at the level its size calls for.
+type blockEncoder struct {
+	fast, dense *zstd.Encoder
+}
+
+func newEncoder() (*blockEncoder, error) {
+	fast, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	if err != nil {
+		return nil, err
+	}
+	dense, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	if err != nil {
+		fast.Close()
+		return nil, err
+	}
+	return &blockEncoder{fast: fast, dense: dense}, nil
+}
+
+// encode appends the zstd frame of src to dst.
+func (e *blockEncoder) encode(src, dst []byte) []byte {
+	if len(src) < smallBlockLen {
+		return e.fast.EncodeAll(src, dst)
+	}
+	return e.dense.EncodeAll(src, dst)
+}
+
+func (e *blockEncoder) Close() {
+	e.fast.Close()
+	e.dense.Close()
 }
 
 func newDecoder() (*zstd.Decoder, error) {
@@ -77,12 +111,12 @@ func newDecoder() (*zstd.Decoder, error) {
 
 // appendBlocks compresses src in blocks of at most size uncompressed
 // bytes and appends them (headers included) to dst.
-func appendBlocks(dst []byte, enc *zstd.Encoder, src []byte, size int) []byte {
+func appendBlocks(dst []byte, enc *blockEncoder, src []byte, size int) []byte {
 	for len(src) > 0 {
 		n := min(len(src), size)
 		start := len(dst)
 		dst = append(dst, make([]byte, blockHeaderSize)...)
-		dst = enc.EncodeAll(src[:n], dst)
+		dst = enc.encode(src[:n], dst)
 		payload := dst[start+blockHeaderSize:]
 		h := dst[start : start+blockHeaderSize]
 		copy(h[0:4], blockMagic)

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/klauspost/compress/zstd"
 )
 
 // flushInterval is the longest time a written event stays in memory.
@@ -165,7 +163,7 @@ type flushJob struct {
 // compress compresses and writes the flushed bytes, data before events,
 // job after job; it returns when jobs is closed. After a write error it
 // writes nothing more (the error is sticky: writeErr).
-func (w *Writer) compress(zenc *zstd.Encoder) {
+func (w *Writer) compress(zenc *blockEncoder) {
 	defer close(w.finished)
 	defer zenc.Close()
 	var out []byte
