@@ -374,36 +374,6 @@ func Record(opts Options) (*Result, error) {
 var shielded = []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGABRT, syscall.SIGTRAP,
 	syscall.SIGTTIN, syscall.SIGTTOU, syscall.SIGWINCH}
 
-// GroupHolderEnv, set in its environment, makes the gorr binary a
-// process-group holder (HoldGroup) instead of running a command.
-const GroupHolderEnv = "GORR_PROCESS_GROUP_HOLDER"
-
-// HoldGroup sleeps until killed: the leader of the recorded program's
-// process group, so that the program is not a group leader itself (as
-// when a non-interactive shell starts it; setsid() must work).
-func HoldGroup() {
-	for {
-		time.Sleep(time.Hour)
-	}
-}
-
-// startGroupHolder starts a process-group holder (a copy of gorr running
-// HoldGroup) in a new group and returns it and the group (nil, 0 if it
-// cannot be started: the tracee then leads a group of its own).
-func startGroupHolder() (*exec.Cmd, int) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, 0
-	}
-	h := exec.Command(self)
-	h.Env = []string{GroupHolderEnv + "=1"}
-	h.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if h.Start() != nil {
-		return nil, 0
-	}
-	return h, h.Process.Pid
-}
-
 // foregroundTerminal opens the controlling terminal if gorr's process
 // group is its foreground group (nil otherwise).
 func foregroundTerminal() *os.File {

@@ -1,0 +1,122 @@
+package record
+
+import (
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The recorded program runs in a process group led by a holder process
+// of gorr's, so that the program is not a group leader itself (as when a
+// non-interactive shell starts it; setsid() must work).
+//
+// The holder is a 160-byte static ELF program that loops on pause(2),
+// built here and run from a memfd: starting it costs an exec, not a Go
+// runtime (a copy of gorr took about 4 ms of CPU, at the start of every
+// recording, on the CPU the recording did not use, and 0.5 ms to kill
+// and reap at the end). Where a memfd cannot be executed (vm.memfd_noexec),
+// the holder is a copy of gorr running HoldGroup.
+
+// GroupHolderEnv, set in its environment, makes the gorr binary a
+// process-group holder (HoldGroup) instead of running a command.
+const GroupHolderEnv = "GORR_PROCESS_GROUP_HOLDER"
+
+// HoldGroup sleeps until killed: the fallback holder.
+func HoldGroup() {
+	for {
+		time.Sleep(time.Hour)
+	}
+}
+
+// holderLoadAddr is where the holder's single segment is loaded.
+const holderLoadAddr = 0x400000
+
+// holderCode is the holder's program: prctl(PR_SET_NAME, "gorr-holder")
+// (it would be called after the /proc/self/fd/N it was run from), then
+// for (;;) pause();
+var holderCode = []byte{
+	0xb8, byte(unix.SYS_PRCTL), 0, 0, 0, // mov $SYS_prctl, %eax
+	0xbf, unix.PR_SET_NAME, 0, 0, 0, // mov $PR_SET_NAME, %edi
+	0x48, 0x8d, 0x35, 11, 0, 0, 0, // lea name(%rip), %rsi
+	0x0f, 0x05, // syscall
+	0xb8, byte(unix.SYS_PAUSE), 0, 0, 0, // 1: mov $SYS_pause, %eax
+	0x0f, 0x05, // syscall
+	0xeb, 0xf7, // jmp 1b
+	'g', 'o', 'r', 'r', '-', 'h', 'o', 'l', 'd', 'e', 'r', 0, // name:
+}
+
+// holderELF returns the holder program as an ELF64 executable: the file
+// header, one PT_LOAD program header mapping the whole file read and
+// execute at holderLoadAddr, and the code.
+func holderELF() []byte {
+	const ehSize, phSize = 64, 56
+	b := make([]byte, ehSize+phSize, ehSize+phSize+len(holderCode))
+	le := binary.LittleEndian
+	copy(b, "\x7fELF")
+	b[4], b[5], b[6] = 2, 1, 1                         // ELFCLASS64, little endian, EV_CURRENT
+	le.PutUint16(b[16:], 2)                            // ET_EXEC
+	le.PutUint16(b[18:], 62)                           // EM_X86_64
+	le.PutUint32(b[20:], 1)                            // EV_CURRENT
+	le.PutUint64(b[24:], holderLoadAddr+ehSize+phSize) // entry: the code
+	le.PutUint64(b[32:], ehSize)                       // program headers' offset
+	le.PutUint16(b[52:], ehSize)
+	le.PutUint16(b[54:], phSize)
+	le.PutUint16(b[56:], 1) // one program header
+	ph := b[ehSize:]
+	le.PutUint32(ph[0:], 1)   // PT_LOAD
+	le.PutUint32(ph[4:], 1|4) // PF_X|PF_R
+	le.PutUint64(ph[8:], 0)   // offset
+	le.PutUint64(ph[16:], holderLoadAddr)
+	le.PutUint64(ph[24:], holderLoadAddr)
+	n := uint64(ehSize + phSize + len(holderCode))
+	le.PutUint64(ph[32:], n) // file size
+	le.PutUint64(ph[40:], n) // memory size
+	le.PutUint64(ph[48:], 0x1000)
+	return append(b, holderCode...)
+}
+
+// startGroupHolder starts a process-group holder in a new group and
+// returns it and the group (nil, 0 if none can be started: the tracee
+// then leads a group of its own).
+func startGroupHolder() (*exec.Cmd, int) {
+	if h, err := startELFHolder(); err == nil {
+		return h, h.Process.Pid
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, 0
+	}
+	h := exec.Command(self)
+	h.Env = []string{GroupHolderEnv + "=1"}
+	h.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if h.Start() != nil {
+		return nil, 0
+	}
+	return h, h.Process.Pid
+}
+
+// startELFHolder runs holderELF from a memfd.
+func startELFHolder() (*exec.Cmd, error) {
+	fd, err := unix.MemfdCreate("gorr-group-holder", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("memfd_create: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "gorr-group-holder")
+	defer f.Close()
+	if _, err := f.Write(holderELF()); err != nil {
+		return nil, fmt.Errorf("write the group holder: %w", err)
+	}
+	// The child resolves /proc/self/fd/N while it still has the
+	// descriptor (close-on-exec closes it only once the exec succeeded).
+	h := &exec.Cmd{Path: fmt.Sprintf("/proc/self/fd/%d", fd), Args: []string{"gorr-group-holder"}, Env: []string{},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	if err := h.Start(); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
