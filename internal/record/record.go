@@ -217,9 +217,8 @@ type recorder struct {
 	filterOn          bool                         // its seccomp filter is installed
 	bufSites          map[string][]syscallbuf.Site // by captured file
 	bufCalls          uint64
-	drainBytes        []byte              // drainBuf's scratch: the buffer's new bytes
-	drainRecs         []syscallbuf.Record // and their records
-	calls             callStats           // by number and path (stats.go)
+	drainBytes        []byte    // drainBuf's scratch: the buffer's new bytes
+	calls             callStats // by number and path (stats.go)
 }
 
 // Default timeslices (see Options).

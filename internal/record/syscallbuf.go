@@ -180,20 +180,15 @@ func (r *recorder) drainBuf(t *task) error {
 	if fill <= b.readPos {
 		return nil
 	}
-	// The bytes and the records are scratch space for this drain only
-	// (the trace writer copies what it is given).
+	// The bytes are scratch space for this drain only (the trace writer
+	// copies what it is given), allocated once for a full buffer.
 	if n := int(fill - b.readPos); cap(r.drainBytes) < n {
-		r.drainBytes = make([]byte, n)
+		r.drainBytes = make([]byte, max(n, syscallbuf.BufSize))
 	}
 	buf := r.drainBytes[:fill-b.readPos]
 	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrLen+uint64(b.readPos), buf); err != nil {
 		return fmt.Errorf("tid %d: read the syscall buffer: %w", t.tid, err)
 	}
-	recs, err := syscallbuf.Parse(r.drainRecs[:0], buf)
-	if err != nil {
-		return fmt.Errorf("tid %d: %w", t.tid, err)
-	}
-	r.drainRecs = recs
 	b.readPos = fill
 	cur, err := t.thread().GetRegs()
 	if err != nil {
@@ -216,8 +211,12 @@ func (r *recorder) drainBuf(t *task) error {
 	entry, exit := &trace.Event{Regs: new(trace.Regs)}, &trace.Event{Regs: new(trace.Regs)}
 	defer r.since(phEmit, time.Now())
 	now := uint64(time.Since(r.start))
-	for i := range recs {
-		rec := &recs[i]
+	for off := 0; off < len(buf); {
+		rec, next, err := syscallbuf.Next(buf, off)
+		if err != nil {
+			return fmt.Errorf("tid %d: %w", t.tid, err)
+		}
+		off = next
 		rec.EventsInto(int32(t.tid), &cur, entry, exit)
 		if (rec.Nr == unix.SYS_WRITE || rec.Nr == unix.SYS_PWRITE64) && rec.Ret > 0 {
 			exit.Flags |= r.stdioFlag(t, int(int32(rec.Regs[0])))
@@ -230,8 +229,8 @@ func (r *recorder) drainBuf(t *task) error {
 			return err
 		}
 		r.calls.get(rec.Nr).Buffered++
+		r.bufCalls++
 	}
-	r.bufCalls += uint64(len(recs))
 	// The thread's last event is now a drained call, which no stop
 	// stands at: a loop of buffered calls comes back to the registers of
 	// an earlier event (timer: a handler's rt_sigreturn into the stub),

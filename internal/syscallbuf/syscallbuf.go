@@ -256,34 +256,44 @@ type Record struct {
 }
 
 // Parse decodes the records in buf (the buffer's bytes between two
-// fill positions) and appends them to out (a drain reuses one slice).
-// Their Data alias buf.
+// fill positions) and appends them to out. Their Data alias buf.
 func Parse(out []Record, buf []byte) ([]Record, error) {
 	for off := 0; off < len(buf); {
-		if len(buf)-off < recHdr {
-			return out, fmt.Errorf("syscall buffer: truncated record at %d", off)
-		}
-		b := buf[off:]
-		size := int(binary.LittleEndian.Uint32(b))
-		r := Record{Nr: int(binary.LittleEndian.Uint32(b[4:])), Ret: int64(binary.LittleEndian.Uint64(b[8:]))}
-		for i := range r.Regs {
-			r.Regs[i] = binary.LittleEndian.Uint64(b[16+8*i:])
-		}
-		r.Addr = binary.LittleEndian.Uint64(b[128:])
-		n := binary.LittleEndian.Uint64(b[136:])
-		if size < recHdr || size > len(b) || n > uint64(size-recHdr) || size%8 != 0 {
-			return out, fmt.Errorf("syscall buffer: bad record at %d (size %d, %d bytes written)", off, size, n)
-		}
-		if !IsBuffered(r.Nr) {
-			return out, fmt.Errorf("syscall buffer: record at %d for call %d, which is not buffered", off, r.Nr)
-		}
-		if n > 0 {
-			r.Data = b[recHdr : recHdr+int(n) : recHdr+int(n)]
+		r, next, err := Next(buf, off)
+		if err != nil {
+			return out, err
 		}
 		out = append(out, r)
-		off += size
+		off = next
 	}
 	return out, nil
+}
+
+// Next decodes the record at offset off of buf (off < len(buf)) and
+// returns it with the offset of the record after it; its Data alias buf.
+// A drain walks the buffer with it, without a slice of records.
+func Next(buf []byte, off int) (r Record, next int, err error) {
+	if len(buf)-off < recHdr {
+		return r, off, fmt.Errorf("syscall buffer: truncated record at %d", off)
+	}
+	b := buf[off:]
+	size := int(binary.LittleEndian.Uint32(b))
+	r = Record{Nr: int(binary.LittleEndian.Uint32(b[4:])), Ret: int64(binary.LittleEndian.Uint64(b[8:]))}
+	for i := range r.Regs {
+		r.Regs[i] = binary.LittleEndian.Uint64(b[16+8*i:])
+	}
+	r.Addr = binary.LittleEndian.Uint64(b[128:])
+	n := binary.LittleEndian.Uint64(b[136:])
+	if size < recHdr || size > len(b) || n > uint64(size-recHdr) || size%8 != 0 {
+		return Record{}, off, fmt.Errorf("syscall buffer: bad record at %d (size %d, %d bytes written)", off, size, n)
+	}
+	if !IsBuffered(r.Nr) {
+		return Record{}, off, fmt.Errorf("syscall buffer: record at %d for call %d, which is not buffered", off, r.Nr)
+	}
+	if n > 0 {
+		r.Data = b[recHdr : recHdr+int(n) : recHdr+int(n)]
+	}
+	return r, off + size, nil
 }
 
 // Register indexes in trace.Regs (user_regs_struct order).

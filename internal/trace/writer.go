@@ -147,6 +147,7 @@ func Create(dir string, h Header) (*Writer, error) {
 	}
 	w.jobs = make(chan flushJob, 4)
 	w.free = make(chan []byte, 8)
+	w.evBuf, w.enc.data = make([]byte, 0, evBufCap), make([]byte, 0, dataBufCap)
 	w.finished = make(chan struct{})
 	go w.compress(zenc)
 	return w, nil
@@ -201,14 +202,26 @@ func (w *Writer) recycle(b []byte) {
 	}
 }
 
-// buffer returns an empty buffer, a recycled one if there is one.
-func (w *Writer) buffer() []byte {
+// Capacities of the pending-bytes buffers: a block's worth and room for
+// the frame or data that crosses the flush threshold, so that filling
+// one does not grow it from nothing (a drain of the syscall buffer
+// appends thousands of events at once).
+const (
+	evBufCap   = eventsBlockSize + eventsBlockSize/4
+	dataBufCap = dataBlockSize + dataBlockSize/4
+)
+
+// buffer returns an empty buffer of at least size bytes of capacity, a
+// recycled one if there is one.
+func (w *Writer) buffer(size int) []byte {
 	select {
 	case b := <-w.free:
-		return b
+		if cap(b) >= size {
+			return b
+		}
 	default:
-		return nil
 	}
+	return make([]byte, 0, size)
 }
 
 func (w *Writer) writeErr() error {
@@ -335,7 +348,7 @@ func (w *Writer) timerFlush() {
 // block's worth or more accumulated between flushes).
 func (w *Writer) flushData() {
 	w.jobs <- flushJob{data: w.enc.data}
-	w.enc.data = w.buffer()
+	w.enc.data = w.buffer(dataBufCap)
 }
 
 // writeOut writes compressed blocks to f (the compressor's goroutine); an
@@ -389,11 +402,11 @@ func (w *Writer) flushLocked() error {
 	j := flushJob{}
 	if len(w.enc.data) > 0 {
 		j.data = w.enc.data
-		w.enc.data = w.buffer()
+		w.enc.data = w.buffer(dataBufCap)
 	}
 	if len(w.evBuf) > 0 {
 		j.events = w.evBuf
-		w.evBuf = w.buffer()
+		w.evBuf = w.buffer(evBufCap)
 	}
 	w.jobs <- j
 	return w.checkErr()
