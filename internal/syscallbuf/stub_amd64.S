@@ -91,6 +91,8 @@ entry:
 	je max_cfr
 	cmp $16, %eax
 	je max_ioctl
+	cmp $13, %eax
+	je max_sigaction
 	cmp $202, %eax
 	je max_futex
 	cmp $72, %eax
@@ -259,10 +261,26 @@ max_fcntl:
 	ja traced
 	jmp max_0
 max_ioctl:
-	# FICLONE only (no output; it changes the destination file's data).
+	# TCGETS (isatty and tcgetattr: a 36-byte termios when it succeeds)
+	# and FICLONE (no output; it changes the destination file's data).
+	cmp $0x5401, %rsi
+	je 1f
 	cmp $0x40049409, %rsi
 	jne traced
 	jmp max_nowrites
+1:
+	mov $36, %ecx
+	jmp check
+max_sigaction:
+	# Queries only (no new action) with the kernel's 8-byte sigset: they
+	# write the old action (32 bytes) and change nothing. Python asks
+	# for every signal's at start-up, Go's runtime before it sets each.
+	test %rsi, %rsi
+	jne traced
+	cmp $8, %r10
+	jne traced
+	mov $32, %ecx
+	jmp check
 max_0:
 	xor %ecx, %ecx
 check:
@@ -356,6 +374,10 @@ sc_ret:
 	je out_clock
 	cmp $96, %edi
 	je out_tod
+	cmp $16, %edi
+	je out_ioctl
+	cmp $13, %edi
+	je out_sigaction
 	jmp copy
 out_count:
 	mov 24(%r11), %rsi
@@ -410,6 +432,18 @@ out_tod:
 	test %rsi, %rsi
 	je copy
 	mov $16, %ecx
+out_ioctl:
+	# TCGETS (FICLONE writes nothing).
+	cmpq $0x5401, 24(%r11)
+	jne copy
+	mov 32(%r11), %rsi
+	mov $36, %ecx
+	jmp copy
+out_sigaction:
+	mov 32(%r11), %rsi
+	test %rsi, %rsi
+	je copy
+	mov $32, %ecx
 copy:
 	mov %rsi, 128(%r11)
 	mov %rcx, 136(%r11)
