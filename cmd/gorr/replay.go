@@ -56,9 +56,10 @@ func cmdReplay(args []string) int {
 		return fatalf("replay: %v", err)
 	}
 	defer rd.Close()
-	// Every captured file must be what was recorded, and this CPU must
-	// have what the trace needs, before anything runs.
-	if err := rd.VerifyFiles(); err != nil {
+	// Every captured file must be what was recorded (files that matched
+	// before and were not modified since are not hashed again), and this
+	// CPU must have what the trace needs, before anything runs.
+	if err := rd.VerifyFilesCached(trace.DefaultVerifyCacheDir()); err != nil {
 		return fatalf("replay: %v", err)
 	}
 	if err := checkCPU(rd.Header()); err != nil {

@@ -1,0 +1,125 @@
+package trace
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Hashing a trace's captured files took a quarter of a short replay
+// (libpython alone is 23 MB, 25 ms). A verification cache remembers,
+// as an empty marker file named by a hash of the file's identity (device,
+// inode, size, modification and change times) and of the digest it was
+// found to have, that the file was hashed and matched: a file whose
+// identity has not changed since is not hashed again. Any write to a
+// file, or a copy of it elsewhere, changes its change time or its
+// inode, which the program writing it cannot set back, so the cache
+// only skips files the kernel says were not modified since they
+// matched. Files changed less than verifyCacheSettle ago get no marker
+// (a later write within the file system's timestamp granularity would
+// leave the change time as it was). What it gives up: damage that the
+// kernel does not see as a write (a failing disk) is found by replay
+// only after the marker is gone. 'gorr pack' and the other commands
+// verify without the cache.
+
+// verifyCacheSettle is how old a file's change time must be for a
+// marker to be written.
+const verifyCacheSettle = 2 * time.Second
+
+// verifyCacheMax bounds the markers kept: past it, the least recently
+// used half is removed.
+const verifyCacheMax = 8192
+
+// DefaultVerifyCacheDir is the per-user verification cache
+// (~/.cache/gorr/verified-v1), "" when there is no cache directory or
+// when GORR_FILE_CACHE turns the file cache off.
+func DefaultVerifyCacheDir() string {
+	if DefaultFileCacheDir() == "" {
+		return ""
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "gorr", "verified-v1")
+}
+
+// VerifyFilesCached is VerifyFiles skipping the files the verification
+// cache in cache (DefaultVerifyCacheDir) says matched and have not been
+// modified since; cache "" verifies every file.
+func (r *Reader) VerifyFilesCached(cache string) error {
+	return verifyFiles(r.dir, r.hdr, verifyCache{dir: cache, settle: verifyCacheSettle})
+}
+
+// verifyCache is a verification cache in dir ("": none) that marks the
+// files whose change time is at least settle old.
+type verifyCache struct {
+	dir    string
+	settle time.Duration
+}
+
+// marker returns the path of the marker for the file with status st
+// found to have digest d.
+func (c verifyCache) marker(st *unix.Stat_t, d FileDigest) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%d %d %d %d.%09d %d.%09d %d %s", st.Dev, st.Ino, st.Size, st.Mtim.Sec, st.Mtim.Nsec,
+		st.Ctim.Sec, st.Ctim.Nsec, d.Size, d.SHA256)
+	return filepath.Join(c.dir, hex.EncodeToString(h.Sum(nil)))
+}
+
+// matched tells whether the open file f, whose status is st, is known
+// to have digest d; it marks the use of the marker.
+func (c verifyCache) matched(st *unix.Stat_t, d FileDigest) bool {
+	if c.dir == "" {
+		return false
+	}
+	m := c.marker(st, d)
+	now := time.Now()
+	return os.Chtimes(m, now, now) == nil
+}
+
+// remember writes the marker for a file with status st that was found
+// to have digest d (best effort: the cache only saves time).
+func (c verifyCache) remember(st *unix.Stat_t, d FileDigest) {
+	if c.dir == "" || time.Since(time.Unix(st.Ctim.Sec, st.Ctim.Nsec)) < c.settle {
+		return
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return
+	}
+	f, err := os.OpenFile(c.marker(st, d), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return
+	}
+	f.Close()
+	c.trim()
+}
+
+// trim removes the least recently used half of the markers once there
+// are more than verifyCacheMax.
+func (c verifyCache) trim() {
+	ents, err := os.ReadDir(c.dir)
+	if err != nil || len(ents) <= verifyCacheMax {
+		return
+	}
+	type use struct {
+		name string
+		at   time.Time
+	}
+	var uses []use
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil {
+			uses = append(uses, use{e.Name(), fi.ModTime()})
+		}
+	}
+	sort.Slice(uses, func(i, j int) bool { return uses[i].at.Before(uses[j].at) })
+	for _, u := range uses[:len(uses)/2] {
+		os.Remove(filepath.Join(c.dir, u.name))
+	}
+}

@@ -1,0 +1,107 @@
+package trace
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// A file that matched is not hashed again while its identity stays the
+// same; a write (even one that keeps the size and the modification
+// time) is seen, and a file changed too recently gets no marker.
+func TestVerifyCache(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "trace")
+	w := mustCreate(t, dir)
+	src := filepath.Join(root, "lib.so")
+	if err := os.WriteFile(src, []byte("the library's bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := w.CaptureFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, w)
+	rd, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rd.Header()
+	rd.Close()
+	cacheDir := filepath.Join(root, "verified")
+	markers := func() int {
+		ents, _ := os.ReadDir(cacheDir)
+		return len(ents)
+	}
+
+	// The copy was made just now: not old enough for a marker.
+	if err := verifyFiles(dir, h, verifyCache{dir: cacheDir, settle: time.Hour}); err != nil {
+		t.Fatal(err)
+	}
+	if n := markers(); n != 0 {
+		t.Fatalf("%d markers for a file changed less than the settle time ago", n)
+	}
+	c := verifyCache{dir: cacheDir}
+	if err := verifyFiles(dir, h, c); err != nil {
+		t.Fatal(err)
+	}
+	if n := markers(); n != 1 {
+		t.Fatalf("%d markers after a verification, want 1", n)
+	}
+	if err := verifyFiles(dir, h, c); err != nil {
+		t.Fatal(err)
+	}
+
+	// Same size, same modification time, other content: the change time
+	// differs, the marker no longer applies, and the damage is found.
+	p := filepath.Join(dir, rel)
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (Past the file system's timestamp granularity, which the settle
+	// time covers outside tests.)
+	time.Sleep(50 * time.Millisecond)
+	os.Chmod(p, 0o600)
+	if err := os.WriteFile(p, []byte("THE library's bytes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyFiles(dir, h, c); !errors.Is(err, ErrTampered) {
+		t.Fatalf("a rewritten file verified with the cache: %v", err)
+	}
+	if err := VerifyFiles(dir, h); !errors.Is(err, ErrTampered) {
+		t.Fatalf("a rewritten file verified: %v", err)
+	}
+}
+
+// Past verifyCacheMax markers, the least recently used half goes.
+func TestVerifyCacheTrim(t *testing.T) {
+	c := verifyCache{dir: t.TempDir()}
+	old := time.Now().Add(-time.Hour)
+	for i := 0; i <= verifyCacheMax; i++ {
+		p := filepath.Join(c.dir, "m"+strconv.Itoa(i))
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			os.Chtimes(p, old, old)
+		}
+	}
+	c.trim()
+	ents, _ := os.ReadDir(c.dir)
+	if len(ents) != verifyCacheMax+1-(verifyCacheMax+1)/2 {
+		t.Fatalf("%d markers left of %d", len(ents), verifyCacheMax+1)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, "m1")); err != nil {
+		t.Errorf("a recently used marker was removed: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(c.dir, "m0")); err == nil {
+		t.Error("the least recently used marker was kept")
+	}
+}
