@@ -623,3 +623,58 @@ int main(void) {
 		}
 	}
 }
+
+// The header lists the captured files a MAP_SHARED mapping used, and
+// only those: replay maps its own copies of them (a private mapping of
+// such a file shows the writes made through the shared one) and the
+// captured files themselves for the rest.
+func TestSharedFilesListed(t *testing.T) {
+	bin := cprog(t, "sharedlist", `#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <unistd.h>
+int main(int argc, char **argv) {
+	unsigned char r[8];
+	getrandom(r, sizeof r, 0);
+	int s = open("shared.dat", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int p = open("private.dat", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ftruncate(s, 4096);
+	write(p, r, sizeof r);
+	char *sm = mmap(0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, s, 0);
+	char *view = mmap(0, 4096, PROT_READ, MAP_PRIVATE, s, 0);
+	unsigned char *pm = mmap(0, 4096, PROT_READ, MAP_PRIVATE, p, 0);
+	if (sm == MAP_FAILED || view == MAP_FAILED || pm == MAP_FAILED) return 1;
+	snprintf(sm, 64, "token %02x%02x%02x%02x", r[0], r[1], r[2], r[3]);
+	printf("view: %s private: %02x%02x\n", view, pm[0], pm[1]);
+	return 0;
+}
+`)
+	wrapper := filepath.Join(t.TempDir(), "run.sh")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\ncd "+t.TempDir()+" && exec "+bin+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	traceDir, rec, _ := recordBuffered(t, wrapper)
+	if !strings.Contains(string(rec.Stdout), "view: token ") {
+		t.Fatalf("the private view does not show the shared write:\n%v", rec)
+	}
+	r, err := trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	h := r.Header()
+	if !h.SharedFilesListed {
+		t.Fatal("the header does not list the shared files")
+	}
+	var shared []string
+	for _, f := range h.SharedFiles {
+		if !strings.Contains(f, "gconv") { // glibc maps its gconv cache MAP_SHARED
+			shared = append(shared, f)
+		}
+	}
+	if len(shared) != 1 || !strings.HasSuffix(shared[0], "shared.dat") {
+		t.Fatalf("shared files %q, want only shared.dat", h.SharedFiles)
+	}
+}

@@ -162,6 +162,7 @@ func cmdRecord(args []string) int {
 	hdr.ExitStatus = int(res.Status)
 	hdr.CPUIDFaulting = res.CPUIDFaulting
 	hdr.SyscallBuffer = opts.SyscallBuffer
+	hdr.SharedFiles, hdr.SharedFilesListed = res.SharedFiles, true
 	if opts.SyscallBuffer {
 		hdr.SyscallBufferLayout = syscallbuf.Layout
 	}

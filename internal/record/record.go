@@ -10,11 +10,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"os/signal"
 	"runtime"
+	"slices"
 	"syscall"
 	"time"
 
@@ -84,6 +86,9 @@ type Result struct {
 	BufferedCalls uint64
 	// Calls counts the calls by number and path (record --stats).
 	Calls []CallCount
+	// SharedFiles are the captured files that a MAP_SHARED mapping used
+	// (trace.Header.SharedFiles), sorted.
+	SharedFiles []string
 }
 
 type tstate int
@@ -217,8 +222,9 @@ type recorder struct {
 	filterOn          bool                         // its seccomp filter is installed
 	bufSites          map[string][]syscallbuf.Site // by captured file
 	bufCalls          uint64
-	drainBytes        []byte    // drainBuf's scratch: the buffer's new bytes
-	calls             callStats // by number and path (stats.go)
+	drainBytes        []byte          // drainBuf's scratch: the buffer's new bytes
+	sharedRels        map[string]bool // captured files a MAP_SHARED mapping used (Result.SharedFiles)
+	calls             callStats       // by number and path (stats.go)
 }
 
 // Default timeslices (see Options).
@@ -248,7 +254,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -365,7 +371,7 @@ func Record(opts Options) (*Result, error) {
 	if err := r.w.Flush(); err != nil {
 		return nil, err
 	}
-	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, Yields: r.yields, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list(), BufferedCalls: r.bufCalls, Calls: r.calls.list()}, nil
+	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, Yields: r.yields, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list(), BufferedCalls: r.bufCalls, Calls: r.calls.list(), SharedFiles: slices.Sorted(maps.Keys(r.sharedRels))}, nil
 }
 
 // shielded are the signals gorr ignores while it records (rr's list;
@@ -452,6 +458,11 @@ func (r *recorder) emit(ev *trace.Event) error {
 
 // write writes ev as it is (its Time set).
 func (r *recorder) write(ev *trace.Event) error {
+	for i := range ev.Maps {
+		if m := &ev.Maps[i]; m.File != "" && m.Flags&unix.MAP_SHARED != 0 {
+			r.sharedRels[m.File] = true
+		}
+	}
 	if err := r.w.Write(ev); err != nil {
 		return fmt.Errorf("write trace: %w", err)
 	}

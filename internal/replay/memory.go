@@ -5,6 +5,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -45,15 +46,11 @@ func fileBacked(out *trace.Event) bool {
 }
 
 // mapTarget returns the file that replay maps for m, and how to open
-// it: shared mappings, and private ones of files that are not system
-// files linked into a format 1 trace (and so may change size), map the
-// replay's copy, which follows the recorded size changes and the writes
-// through shared mappings. (The links of format 2 traces are to gorr's
-// file cache: copies of any file.)
+// it: the replay's own copy where a mapping needs one (needsCopy), else
+// the captured file.
 func (rp *replayer) mapTarget(m *trace.Mapping) (string, uint64, error) {
 	path, oflag := rp.opts.Reader.Path(m.File), uint64(unix.O_RDONLY)
-	var st unix.Stat_t
-	if m.Flags&unix.MAP_SHARED != 0 || rp.opts.Reader.Header().Version >= 2 || unix.Stat(path, &st) != nil || st.Nlink == 1 {
+	if rp.needsCopy(m, path) {
 		var err error
 		if path, err = rp.emuFile(m.File); err != nil {
 			return "", 0, fmt.Errorf("event %d: %w", rp.n, err)
@@ -63,6 +60,30 @@ func (rp *replayer) mapTarget(m *trace.Mapping) (string, uint64, error) {
 		}
 	}
 	return rp.realPath(path), oflag, nil
+}
+
+// needsCopy says whether replay maps its own copy of m's file (at path),
+// which follows the recorded size changes and writes through shared
+// mappings: for a shared mapping, and for a private one of a file that
+// a shared mapping used in the recording (its pages show those writes
+// until the process writes them itself). The trace header lists these
+// files (SharedFilesListed); in a trace without the list every file is
+// copied, except, in format 1, the system files linked into the trace
+// (link count above 1), which did not change. (The links of format 2
+// traces are to gorr's file cache: copies of any file.)
+func (rp *replayer) needsCopy(m *trace.Mapping, path string) bool {
+	if m.Flags&unix.MAP_SHARED != 0 {
+		return true
+	}
+	h := rp.opts.Reader.Header()
+	switch {
+	case h.SharedFilesListed:
+		return slices.Contains(h.SharedFiles, m.File)
+	case h.Version >= 2:
+		return true
+	}
+	var st unix.Stat_t
+	return unix.Stat(path, &st) != nil || st.Nlink == 1
 }
 
 // mapFlags are the mmap flags that map m's file at its recorded place.

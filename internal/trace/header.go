@@ -100,6 +100,16 @@ type Header struct {
 	// (syscallbuf.Layout) when SyscallBuffer is set; 0 in traces
 	// written before the field existed.
 	SyscallBufferLayout int `json:",omitempty"`
+
+	// SharedFiles lists the captured files (names under files/) that a
+	// MAP_SHARED mapping used, or whose size the recording changed while
+	// one did, at some point of the recording. Replay maps its own
+	// copies of these, which follow the recorded writes and size
+	// changes, and the captured files themselves for the others.
+	// SharedFilesListed says the list was written (at Close): without it
+	// replay copies every file it maps.
+	SharedFiles       []string `json:",omitempty"`
+	SharedFilesListed bool     `json:",omitempty"`
 	// Complete is true once the recorder called Writer.Close.
 	Complete bool
 	// EventCount is the number of events (valid when Complete).
