@@ -222,11 +222,9 @@ func (r *recorder) drainBuf(t *task) error {
 			exit.Flags |= r.stdioFlag(t, int(int32(rec.Regs[0])))
 		}
 		entry.Time, exit.Time = now, now
-		if err := r.write(entry); err != nil {
-			return err
-		}
-		if err := r.write(exit); err != nil {
-			return err
+		// (One frame for the two: trace.Writer.WriteCall.)
+		if err := r.w.WriteCall(entry, exit); err != nil {
+			return fmt.Errorf("write trace: %w", err)
 		}
 		r.calls.get(rec.Nr).Buffered++
 		r.bufCalls++

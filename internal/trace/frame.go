@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+
+	"github.com/gorr-debugger/gorr/internal/machine"
 )
 
 // Frame encoding: a protobuf-like tag-length-value message. Each field is
@@ -38,6 +40,12 @@ const (
 	evTime    = 18 // varint: nanoseconds since the recording started
 	evSkip    = 19 // len: uvarint pairs (addr, len): bytes Checksum leaves out (KindSched)
 	evSums    = 20 // len: page digests of Checksum (KindSched, asyncpoint.PageSums)
+	// evPair (len: uvarint rax, uvarint flags), in a KindSyscallExit
+	// frame: the frame holds two events, the exit and, before it, its
+	// SYSCALL_ENTRY, which has the exit's tid, call, time and registers
+	// but rax and flags, which the field gives, and nothing else (a
+	// call drained from the syscall buffer; Writer.WriteCall). Format 3.
+	evPair = 21
 )
 
 // MemWrite field numbers.
@@ -157,6 +165,33 @@ func (e *encoder) appendSub(b []byte, field int, sub []byte) []byte {
 // appendEvent appends the frame of ev (without its length prefix) to b.
 // Blob data is appended to e.data in the order of the fields in the frame.
 func (e *encoder) appendEvent(b []byte, ev *Event) []byte {
+	return e.appendFrame(b, ev, nil)
+}
+
+// appendPair appends the frame holding the entry event entry and the
+// exit event exit (pairable).
+func (e *encoder) appendPair(b []byte, entry, exit *Event) []byte {
+	return e.appendFrame(b, exit, entry)
+}
+
+// pairable says whether entry and exit can share a frame (evPair): the
+// entry has nothing the frame would not rebuild.
+func pairable(entry, exit *Event) bool {
+	if entry.Kind != KindSyscallEntry || exit.Kind != KindSyscallExit || entry.Regs == nil || exit.Regs == nil ||
+		entry.Tid != exit.Tid || entry.Sysno != exit.Sysno || entry.Time != exit.Time {
+		return false
+	}
+	if entry.Result != 0 || entry.Signo != 0 || entry.NewTid != 0 || entry.Regs2 != nil || entry.XState != nil ||
+		entry.SigInfo != nil || entry.Mem != nil || entry.Maps != nil || entry.Text != "" || entry.Checksum != 0 ||
+		entry.StackSum != 0 || entry.Skip != nil || entry.PageSums != nil {
+		return false
+	}
+	a, b := *entry.Regs, *exit.Regs
+	a[machine.RAX] = b[machine.RAX]
+	return a == b
+}
+
+func (e *encoder) appendFrame(b []byte, ev, entry *Event) []byte {
 	b = appendUint(b, evKind, uint64(ev.Kind))
 	b = appendSint(b, evTid, int64(ev.Tid))
 	b = appendSint(b, evSysno, int64(ev.Sysno))
@@ -213,7 +248,16 @@ func (e *encoder) appendEvent(b []byte, ev *Event) []byte {
 	if ev.Maps != nil && len(ev.Maps) == 0 {
 		empty |= 2
 	}
-	return appendUint(b, evEmpty, empty)
+	b = appendUint(b, evEmpty, empty)
+	if entry != nil {
+		var pr [2 * binary.MaxVarintLen64]byte
+		p := binary.AppendUvarint(pr[:0], entry.Regs[machine.RAX])
+		p = binary.AppendUvarint(p, entry.Flags)
+		b = appendTag(b, evPair, wireLen)
+		b = binary.AppendUvarint(b, uint64(len(p)))
+		b = append(b, p...)
+	}
+	return b
 }
 
 // checkEvent rejects events the format cannot hold.
@@ -372,14 +416,17 @@ func decodeBlob(field uint64, p []byte, data dataSource) ([]byte, error) {
 
 // decodeEvent decodes one frame. Errors are *frameError for a frame that
 // does not decode, or whatever data returned.
-func decodeEvent(b []byte, data dataSource) (*Event, error) {
-	ev := new(Event)
+// decodeEvent decodes frame b: one event, or two for a frame with
+// evPair (entry, then ev).
+func decodeEvent(b []byte, data dataSource) (entry, ev *Event, err error) {
+	ev = new(Event)
 	var empty uint64
+	var pair []byte
 	m := msgReader{b}
 	for {
 		field, wire, v, p, ok, err := m.next()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if !ok {
 			break
@@ -387,19 +434,19 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 		switch field {
 		case evKind:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if v > math.MaxUint8 {
-				return nil, badFrame("field %d: kind %d out of range", field, v)
+				return nil, nil, badFrame("field %d: kind %d out of range", field, v)
 			}
 			ev.Kind = Kind(v)
 		case evTid, evSysno, evSigno, evNewTid:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			x, err := toInt32(field, v)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			switch field {
 			case evTid:
@@ -413,21 +460,21 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 			}
 		case evResult:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ev.Result = unzigzag(v)
 		case evFlags:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ev.Flags = v
 		case evRegs, evRegs2:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			r, err := decodeRegs(field, p)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if field == evRegs {
 				ev.Regs = r
@@ -436,11 +483,11 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 			}
 		case evXState, evSigInfo:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			d, err := decodeBlob(field, p, data)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			if field == evXState {
 				ev.XState = d
@@ -449,68 +496,73 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 			}
 		case evMem:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			mw, err := decodeMemWrite(p, data)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ev.Mem = append(ev.Mem, mw)
 		case evMaps:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			mp, err := decodeMapping(p)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ev.Maps = append(ev.Maps, mp)
 		case evText:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ev.Text = string(p)
 		case evSum:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ev.Checksum = v
 		case evStack:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ev.StackSum = v
 		case evTime:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ev.Time = v
 		case evSkip:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for q := p; len(q) > 0; {
 				a, n := binary.Uvarint(q)
 				if n <= 0 {
-					return nil, badFrame("field %d: bad span", field)
+					return nil, nil, badFrame("field %d: bad span", field)
 				}
 				l, m := binary.Uvarint(q[n:])
 				if m <= 0 {
-					return nil, badFrame("field %d: bad span", field)
+					return nil, nil, badFrame("field %d: bad span", field)
 				}
 				ev.Skip = append(ev.Skip, Span{Addr: a, Len: l})
 				q = q[n+m:]
 			}
 		case evSums:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			ev.PageSums = append([]byte(nil), p...)
 		case evEmpty:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			empty = v
+		case evPair:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, nil, err
+			}
+			pair = p
 		}
 	}
 	if empty&1 != 0 && ev.Mem == nil {
@@ -519,7 +571,31 @@ func decodeEvent(b []byte, data dataSource) (*Event, error) {
 	if empty&2 != 0 && ev.Maps == nil {
 		ev.Maps = []Mapping{}
 	}
-	return ev, nil
+	if pair != nil {
+		if entry, err = pairEntry(ev, pair); err != nil {
+			return nil, nil, err
+		}
+	}
+	return entry, ev, nil
+}
+
+// pairEntry rebuilds the SYSCALL_ENTRY that the evPair field p of exit
+// frame ev stands for.
+func pairEntry(ev *Event, p []byte) (*Event, error) {
+	if ev.Kind != KindSyscallExit || ev.Regs == nil {
+		return nil, badFrame("field %d: a paired entry in a frame of kind %d without registers", evPair, ev.Kind)
+	}
+	rax, n := binary.Uvarint(p)
+	if n <= 0 {
+		return nil, badFrame("field %d: bad rax", evPair)
+	}
+	flags, m := binary.Uvarint(p[n:])
+	if m <= 0 || n+m != len(p) {
+		return nil, badFrame("field %d: bad flags", evPair)
+	}
+	regs := *ev.Regs
+	regs[machine.RAX] = rax
+	return &Event{Kind: KindSyscallEntry, Tid: ev.Tid, Sysno: ev.Sysno, Flags: flags, Regs: &regs, Time: ev.Time}, nil
 }
 
 func decodeMemWrite(b []byte, data dataSource) (MemWrite, error) {

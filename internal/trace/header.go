@@ -18,12 +18,18 @@ import (
 const (
 	// FormatVersion is the version of the format this package writes. It
 	// is bumped for every change of the format, compatible or not.
-	FormatVersion = 2
+	// 3: paired system-call frames (evPair).
+	FormatVersion = 3
 	// ReaderVersion is the highest RequiredReaderVersion this package can
 	// read. A writer sets RequiredReaderVersion to the oldest reader
 	// version that reads its traces correctly; it is bumped only for
 	// breaking changes (changes that old readers cannot skip over).
-	ReaderVersion = 1
+	// 2: readers of paired frames (a reader of version 1 would skip
+	// the field and lose the entry events).
+	ReaderVersion = 2
+	// requiredReader is the RequiredReaderVersion of the traces this
+	// package writes.
+	requiredReader = 2
 )
 
 // Names of the entries of a trace directory.

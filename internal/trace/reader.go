@@ -2,11 +2,13 @@ package trace
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -21,8 +23,11 @@ type Reader struct {
 	events blockReader
 	data   blockReader
 	n      uint64 // events returned so far
-	frame  []byte
-	err    error // sticky
+	// pending is the exit event of a paired frame whose entry Next
+	// returned last (evPair).
+	pending *Event
+	frame   []byte
+	err     error // sticky
 	// frameOff is the file offset of the events block in which the frame
 	// being decoded starts.
 	frameOff int64
@@ -113,6 +118,11 @@ func (r *Reader) Next() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	if ev := r.pending; ev != nil {
+		r.pending = nil
+		r.n++
+		return ev, nil
+	}
 	ev, err := r.next()
 	if err != nil {
 		r.err = err
@@ -158,7 +168,7 @@ func (r *Reader) next() (*Event, error) {
 	if err != nil {
 		return nil, r.streamErr(err, "frame")
 	}
-	ev, err := decodeEvent(r.frame, r.readData)
+	entry, ev, err := decodeEvent(r.frame, r.readData)
 	if cap(r.frame) > 4*eventsBlockSize {
 		r.frame = nil
 	}
@@ -168,6 +178,13 @@ func (r *Reader) next() (*Event, error) {
 			return nil, r.frameCorrupt(fe.reason)
 		}
 		return nil, err
+	}
+	if entry != nil {
+		if r.hdr.Complete && r.n+1 >= r.hdr.EventCount {
+			return nil, r.frameCorrupt(fmt.Sprintf("more events than the %d of %s", r.hdr.EventCount, HeaderFile))
+		}
+		r.pending = ev
+		return entry, nil
 	}
 	return ev, nil
 }
@@ -249,6 +266,7 @@ func (r *Reader) readData(off, n uint64) ([]byte, error) {
 type Mark struct {
 	n            uint64
 	events, data streamMark
+	pending      *Event // a copy of Reader.pending
 }
 
 // Events is the number of events read before the mark.
@@ -256,7 +274,7 @@ func (m Mark) Events() uint64 { return m.n }
 
 // Mark returns the current position (after the events returned so far).
 func (r *Reader) Mark() Mark {
-	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark()}
+	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark(), pending: cloneEvent(r.pending)}
 }
 
 // Seek moves a Reader that has not failed to a position marked on a
@@ -274,6 +292,7 @@ func (r *Reader) Seek(m Mark) error {
 		return err
 	}
 	r.n = m.n
+	r.pending = cloneEvent(m.pending)
 	return nil
 }
 
@@ -297,4 +316,33 @@ func ReadAll(dir string) (Header, []*Event, error) {
 		}
 		evs = append(evs, ev)
 	}
+}
+
+// cloneEvent returns a copy of ev that shares no memory with it (nil for
+// nil).
+func cloneEvent(ev *Event) *Event {
+	if ev == nil {
+		return nil
+	}
+	c := *ev
+	if ev.Regs != nil {
+		r := *ev.Regs
+		c.Regs = &r
+	}
+	if ev.Regs2 != nil {
+		r := *ev.Regs2
+		c.Regs2 = &r
+	}
+	c.XState = bytes.Clone(ev.XState)
+	c.SigInfo = bytes.Clone(ev.SigInfo)
+	c.PageSums = bytes.Clone(ev.PageSums)
+	c.Skip = slices.Clone(ev.Skip)
+	c.Maps = slices.Clone(ev.Maps)
+	if ev.Mem != nil {
+		c.Mem = make([]MemWrite, len(ev.Mem))
+		for i, m := range ev.Mem {
+			c.Mem[i] = MemWrite{Addr: m.Addr, Data: bytes.Clone(m.Data)}
+		}
+	}
+	return &c
 }

@@ -270,7 +270,7 @@ func TestCreateRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Complete || h.Version != FormatVersion || h.RequiredReaderVersion != 1 || h.UUID == "" {
+	if h.Complete || h.Version != FormatVersion || h.RequiredReaderVersion != requiredReader || h.UUID == "" {
 		t.Fatalf("initial header %+v", h)
 	}
 	mustClose(t, w)

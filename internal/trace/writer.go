@@ -105,7 +105,7 @@ func Create(dir string, h Header) (*Writer, error) {
 	}
 
 	h.Version = FormatVersion
-	h.RequiredReaderVersion = 1
+	h.RequiredReaderVersion = requiredReader
 	h.Complete = false
 	h.EventCount = 0
 	h.Files = nil
@@ -282,6 +282,27 @@ func (w *Writer) EventCount() uint64 {
 // to the files only when a block fills or the last flush is more than
 // 100 ms old. After a write error, every later call returns that error.
 func (w *Writer) Write(ev *Event) error {
+	return w.write(ev, nil)
+}
+
+// WriteCall appends a system call's SYSCALL_ENTRY and SYSCALL_EXIT
+// events, as two Writes would. When the entry has nothing of its own but
+// rax and flags (a call drained from the syscall buffer), both go into
+// one frame, about half the bytes of two; the Reader returns the two
+// events all the same.
+func (w *Writer) WriteCall(entry, exit *Event) error {
+	if !pairable(entry, exit) {
+		if err := w.write(entry, nil); err != nil {
+			return err
+		}
+		return w.write(exit, nil)
+	}
+	return w.write(exit, entry)
+}
+
+// write appends ev, preceded by entry in the same frame when entry is
+// not nil (pairable).
+func (w *Writer) write(ev, entry *Event) error {
 	if err := checkEvent(ev); err != nil {
 		return err
 	}
@@ -294,14 +315,20 @@ func (w *Writer) Write(ev *Event) error {
 		return err
 	}
 	dataLen, dataOff := len(w.enc.data), w.enc.dataOff
-	w.frame = w.enc.appendEvent(w.frame[:0], ev)
+	n := uint64(1)
+	if entry != nil {
+		w.frame = w.enc.appendPair(w.frame[:0], entry, ev)
+		n = 2
+	} else {
+		w.frame = w.enc.appendEvent(w.frame[:0], ev)
+	}
 	if len(w.frame) > maxFrameLen {
 		w.enc.data, w.enc.dataOff = w.enc.data[:dataLen], dataOff
 		return fmt.Errorf("trace: event frame of %d bytes exceeds the limit of %d bytes", len(w.frame), maxFrameLen)
 	}
 	w.evBuf = binary.AppendUvarint(w.evBuf, uint64(len(w.frame)))
 	w.evBuf = append(w.evBuf, w.frame...)
-	w.count++
+	w.count += n
 	if cap(w.frame) > 4*eventsBlockSize {
 		w.frame = nil
 	}
@@ -311,7 +338,7 @@ func (w *Writer) Write(ev *Event) error {
 	}
 	// (The clock is read every 64 events only: a drain of the syscall
 	// buffer writes thousands at once, and the timer flushes anyway.)
-	if len(w.evBuf) >= eventsBlockSize || w.count%64 == 0 && time.Since(w.lastFlush) >= flushInterval {
+	if len(w.evBuf) >= eventsBlockSize || w.count/64 != (w.count-n)/64 && time.Since(w.lastFlush) >= flushInterval {
 		return w.flushLocked()
 	}
 	w.armTimer()

@@ -1,0 +1,135 @@
+package trace
+
+import (
+	"io"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/gorr-debugger/gorr/internal/machine"
+)
+
+// drainedCall returns the entry and exit events of a call as a drain of
+// the syscall buffer makes them: the same registers but rax.
+func drainedCall(rng *rand.Rand, tid int32) (entry, exit *Event) {
+	var regs Regs
+	for i := range regs {
+		regs[i] = rng.Uint64() >> rng.IntN(64)
+	}
+	regs[machine.RAX] = uint64(0xffffffffffffffda) // -ENOSYS
+	out := regs
+	ret := rng.Int64N(1 << 20)
+	out[machine.RAX] = uint64(ret)
+	time := rng.Uint64N(1 << 40)
+	entry = &Event{Kind: KindSyscallEntry, Tid: tid, Sysno: 39, Flags: 0x100, Regs: &regs, Time: time}
+	exit = &Event{Kind: KindSyscallExit, Tid: tid, Sysno: 39, Result: ret, Flags: 0x100 | rng.Uint64N(4), Regs: &out, Time: time}
+	if rng.IntN(3) == 0 {
+		data := make([]byte, rng.IntN(200))
+		for i := range data {
+			data[i] = byte(rng.Uint32())
+		}
+		exit.Mem = []MemWrite{{Addr: rng.Uint64(), Data: data}}
+	}
+	return entry, exit
+}
+
+// Calls written with WriteCall read back as the two events each, among
+// ordinary events, in about half the bytes when they pair; marks taken
+// between the two events of a pair restore the second; calls that do
+// not pair are written as two frames.
+func TestWriteCallPairs(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	root := t.TempDir()
+	paired, single := filepath.Join(root, "paired"), filepath.Join(root, "single")
+	wp, ws := mustCreate(t, paired), mustCreate(t, single)
+	var want []*Event
+	for i := 0; i < 3000; i++ {
+		if i%10 == 0 {
+			ev := randEvent(rng, i)
+			want = append(want, ev)
+			if err := wp.Write(ev); err != nil {
+				t.Fatal(err)
+			}
+			if err := ws.Write(ev); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		entry, exit := drainedCall(rng, int32(100+i%3))
+		if i%10 == 5 {
+			entry.Regs[machine.RDI]++ // not derivable: two frames
+		}
+		want = append(want, entry, exit)
+		if err := wp.WriteCall(entry, exit); err != nil {
+			t.Fatal(err)
+		}
+		for _, ev := range []*Event{entry, exit} {
+			if err := ws.Write(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	mustClose(t, wp)
+	mustClose(t, ws)
+	got, err := readEvents(t, paired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEvents(t, got, want)
+	if p, s := streamLen(t, paired), streamLen(t, single); p*10 > s*8 {
+		t.Errorf("paired events stream %d bytes, unpaired %d: pairs do not save", p, s)
+	}
+
+	// A mark between an entry and its exit.
+	r, err := Open(paired)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var marks []Mark
+	for i := 0; ; i++ {
+		if i%7 == 0 {
+			marks = append(marks, r.Mark())
+		}
+		ev, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Regs != nil {
+			ev.Regs[0]++ // what the caller does with an event is its business
+		}
+	}
+	for _, m := range marks {
+		r2, err := Open(paired)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r2.Seek(m); err != nil {
+			t.Fatal(err)
+		}
+		ev, err := r2.Next()
+		if m.Events() == uint64(len(want)) {
+			if err != io.EOF {
+				t.Fatalf("at the end: %v, %v", ev, err)
+			}
+		} else if err != nil {
+			t.Fatal(err)
+		} else {
+			sameEvents(t, []*Event{ev}, want[m.Events():m.Events()+1])
+		}
+		r2.Close()
+	}
+}
+
+// streamLen is the uncompressed length of the events stream of dir.
+func streamLen(t *testing.T, dir string) int {
+	t.Helper()
+	n := 0
+	for _, b := range blocksOf(t, filepath.Join(dir, EventsFile)) {
+		n += int(b.ulen)
+	}
+	return n
+}
