@@ -369,15 +369,21 @@ func toUint32(field uint64, v uint64) (uint32, error) {
 	return uint32(v), nil
 }
 
-func decodeRegs(field uint64, p []byte) (*Regs, error) {
+func decodeRegs(field uint64, p []byte, r *Regs) error {
 	if len(p) != regsSize {
-		return nil, badFrame("field %d: registers of %d bytes, want %d", field, len(p), regsSize)
+		return badFrame("field %d: registers of %d bytes, want %d", field, len(p), regsSize)
 	}
-	var r Regs
 	for i := range r {
 		r[i] = binary.LittleEndian.Uint64(p[8*i:])
 	}
-	return &r, nil
+	return nil
+}
+
+// eventRegs is an event and its registers, allocated together (most
+// events have Regs and nothing else of variable size).
+type eventRegs struct {
+	ev   Event
+	regs Regs
 }
 
 // dataSource resolves a data reference (offset, length) to its bytes.
@@ -419,7 +425,8 @@ func decodeBlob(field uint64, p []byte, data dataSource) ([]byte, error) {
 // decodeEvent decodes frame b: one event, or two for a frame with
 // evPair (entry, then ev).
 func decodeEvent(b []byte, data dataSource) (entry, ev *Event, err error) {
-	ev = new(Event)
+	er := new(eventRegs)
+	ev = &er.ev
 	var empty uint64
 	var pair []byte
 	m := msgReader{b}
@@ -472,8 +479,11 @@ func decodeEvent(b []byte, data dataSource) (entry, ev *Event, err error) {
 			if err := wantWire(field, wire, wireLen); err != nil {
 				return nil, nil, err
 			}
-			r, err := decodeRegs(field, p)
-			if err != nil {
+			r := &er.regs
+			if field == evRegs2 {
+				r = new(Regs)
+			}
+			if err := decodeRegs(field, p, r); err != nil {
 				return nil, nil, err
 			}
 			if field == evRegs {
@@ -593,9 +603,10 @@ func pairEntry(ev *Event, p []byte) (*Event, error) {
 	if m <= 0 || n+m != len(p) {
 		return nil, badFrame("field %d: bad flags", evPair)
 	}
-	regs := *ev.Regs
-	regs[machine.RAX] = rax
-	return &Event{Kind: KindSyscallEntry, Tid: ev.Tid, Sysno: ev.Sysno, Flags: flags, Regs: &regs, Time: ev.Time}, nil
+	er := &eventRegs{ev: Event{Kind: KindSyscallEntry, Tid: ev.Tid, Sysno: ev.Sysno, Flags: flags, Time: ev.Time}, regs: *ev.Regs}
+	er.regs[machine.RAX] = rax
+	er.ev.Regs = &er.regs
+	return &er.ev, nil
 }
 
 func decodeMemWrite(b []byte, data dataSource) (MemWrite, error) {
