@@ -89,3 +89,45 @@ func TestStubSet(t *testing.T) {
 		t.Errorf("the stub buffers call %d, which is not in Buffered", nr)
 	}
 }
+
+// YieldJcc is the jump right after the stub reads HdrYield, and the
+// yield path runs from YieldPath to the traced syscall: a thread stopped
+// there has taken the yield (YieldTaken) whatever the word reads.
+func TestYieldTaken(t *testing.T) {
+	at := func(addr uint64) x86asm.Inst {
+		inst, err := x86asm.Decode(stubCode[addr-Base:], 64)
+		if err != nil {
+			t.Fatalf("decode the stub at 0x%x: %v", addr, err)
+		}
+		return inst
+	}
+	jcc := at(YieldJcc)
+	if jcc.Op != x86asm.JNE {
+		t.Fatalf("YieldJcc is %v, want a jne", jcc)
+	}
+	if inst := at(YieldPath); inst.Op != x86asm.CMP {
+		t.Fatalf("YieldPath is %v, want the cmp of HdrReplayLeft", inst)
+	}
+	if inst := at(TracedRet - 2); inst.Op != x86asm.SYSCALL {
+		t.Fatalf("TracedRet-2 is %v, want the traced syscall", inst)
+	}
+	var regs trace.Regs
+	for _, c := range []struct {
+		rip, flags uint64
+		want       bool
+	}{
+		{YieldJcc, 0x202, true},                    // read 1: jumps
+		{YieldJcc, 0x246, false},                   // read 0 (ZF): goes on to buffer the call
+		{YieldPath, 0x246, true},                   // on the path
+		{TracedRet - 3, 0x246, true},               // inside the path
+		{TracedRet - 2, 0x246, false},              // at the syscall: the word is clear already
+		{TracedRet, 0x246, false},                  // a traced call's stop
+		{SyscallRet, 0x246, false},                 // a buffered call
+		{YieldJcc + uint64(jcc.Len), 0x202, false}, // past the jump, not taken
+	} {
+		regs[rRIP], regs[rEFLAGS] = c.rip, c.flags
+		if got := YieldTaken(&regs); got != c.want {
+			t.Errorf("rip 0x%x flags 0x%x: YieldTaken %v, want %v", c.rip, c.flags, got, c.want)
+		}
+	}
+}

@@ -43,6 +43,11 @@ entry:
 .Lentry:
 	movabs $HDR, %r11
 	cmpl $0, 252(%r11)
+	# A thread stopped here with ZF clear, or from yield up to
+	# traced_insn, has taken the yield although YIELD may still read 1
+	# (internal/record takeYield).
+	.globl yield_jcc
+yield_jcc:
 	jne yield
 .Lno_yield:
 	# A number with bits above 31 (from syscall(2)'s site, which passes
@@ -557,6 +562,7 @@ replay_end:
 	movl $1, 28(%rcx)
 	mov 8(%r11), %rax
 	jmp .Lsc_ret
+	.globl yield
 yield:
 	# The recorder asks for a switch (YIELD): this call is traced. In
 	# replay the calls of a placed stretch come first.

@@ -12,6 +12,8 @@ const (
 	offReplayEnd    = 0x0000000000000739
 	offDeschedEntry = 0x0000000000000763
 	offDeschedInsn  = 0x000000000000078a
+	offYieldJcc     = 0x0000000000000012
+	offYield        = 0x000000000000074a
 )
 
 // stubCode is the assembled stub, mapped at Base.

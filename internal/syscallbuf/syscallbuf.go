@@ -162,7 +162,23 @@ const (
 	// TracedRet is the address after the stub's traced syscall
 	// instruction (calls it does not buffer, and yields).
 	TracedRet = Base + offTracedInsn + 2
+	// YieldJcc is the stub's jump to its yield path, right after it
+	// read HdrYield; YieldPath..TracedRet-2 is that path, which clears
+	// HdrYield just before the traced syscall (see YieldTaken).
+	YieldJcc  = Base + offYieldJcc
+	YieldPath = Base + offYield
 )
+
+// YieldTaken tells whether a thread stopped with registers regs has
+// taken the yield the recorder asked for (HdrYield) although the word
+// may still read 1: it read it and is about to jump to the yield path
+// (at YieldJcc with ZF clear), or is on that path before the traced
+// syscall. (In a recording no placed calls send it back from there.)
+func YieldTaken(regs *trace.Regs) bool {
+	const zf = 1 << 6
+	rip := regs[rRIP]
+	return rip == YieldJcc && regs[rEFLAGS]&zf == 0 || rip >= YieldPath && rip < TracedRet-2
+}
 
 // IsStub tells whether addr is in the stub's code or trampolines.
 func IsStub(addr uint64) bool { return addr >= Base && addr < TrampEnd }
