@@ -27,9 +27,9 @@ func rec(nr int, ret int64, addr uint64, data []byte) []byte {
 
 func TestParseAndEvents(t *testing.T) {
 	buf := append(rec(0, 5, 0x5000, []byte("hello")), rec(39, 1234, 0, nil)...)
-	recs, err := Parse(nil, buf)
+	recs, err := parseAll(buf)
 	if err != nil || len(recs) != 2 {
-		t.Fatalf("Parse: %v, %d records", err, len(recs))
+		t.Fatalf("parse: %v, %d records", err, len(recs))
 	}
 	if recs[0].Nr != 0 || recs[0].Ret != 5 || recs[0].Addr != 0x5000 || string(recs[0].Data) != "hello" || recs[1].Nr != 39 || recs[1].Data != nil {
 		t.Fatalf("records %+v", recs)
@@ -52,13 +52,13 @@ func TestParseAndEvents(t *testing.T) {
 	// Damaged buffers are errors, not events.
 	bad := rec(0, 5, 0x5000, []byte("hello"))
 	binary.LittleEndian.PutUint32(bad, 3)
-	if _, err := Parse(nil, bad); err == nil {
+	if _, err := parseAll(bad); err == nil {
 		t.Error("a record with a bad size parsed")
 	}
-	if _, err := Parse(nil, rec(9, 0, 0, nil)); err == nil {
+	if _, err := parseAll(rec(9, 0, 0, nil)); err == nil {
 		t.Error("a record for mmap (not buffered) parsed")
 	}
-	if _, err := Parse(nil, buf[:100]); err == nil {
+	if _, err := parseAll(buf[:100]); err == nil {
 		t.Error("a truncated record parsed")
 	}
 }
@@ -130,4 +130,18 @@ func TestYieldTaken(t *testing.T) {
 			t.Errorf("rip 0x%x flags 0x%x: YieldTaken %v, want %v", c.rip, c.flags, got, c.want)
 		}
 	}
+}
+
+// parseAll decodes every record of buf with Next, as a drain does.
+func parseAll(buf []byte) ([]Record, error) {
+	var out []Record
+	for off := 0; off < len(buf); {
+		r, next, err := Next(buf, off)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, r)
+		off = next
+	}
+	return out, nil
 }

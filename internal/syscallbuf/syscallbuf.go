@@ -5,7 +5,7 @@
 // bytes the kernel wrote, to a buffer in the same mapping. A seccomp
 // filter (Filter) lets only that code's own syscall instruction through
 // without a ptrace stop; the recorder drains the buffer into ordinary
-// SYSCALL_ENTRY/SYSCALL_EXIT events at the thread's next stop (Parse,
+// SYSCALL_ENTRY/SYSCALL_EXIT events at the thread's next stop (Next,
 // Record.Events), marked EventFlag. The libc and static-binary wrappers
 // that make these calls are redirected to the code by patching
 // `syscall; cmp $imm32, %rax` sites into jumps to per-site trampolines
@@ -271,23 +271,9 @@ type Record struct {
 	Data []byte
 }
 
-// Parse decodes the records in buf (the buffer's bytes between two
-// fill positions) and appends them to out. Their Data alias buf.
-func Parse(out []Record, buf []byte) ([]Record, error) {
-	for off := 0; off < len(buf); {
-		r, next, err := Next(buf, off)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, r)
-		off = next
-	}
-	return out, nil
-}
-
 // Next decodes the record at offset off of buf (off < len(buf)) and
 // returns it with the offset of the record after it; its Data alias buf.
-// A drain walks the buffer with it, without a slice of records.
+// A drain walks the buffer's bytes between two fill positions with it.
 func Next(buf []byte, off int) (r Record, next int, err error) {
 	if len(buf)-off < recHdr {
 		return r, off, fmt.Errorf("syscall buffer: truncated record at %d", off)

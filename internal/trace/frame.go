@@ -168,12 +168,6 @@ func (e *encoder) appendEvent(b []byte, ev *Event) []byte {
 	return e.appendFrame(b, ev, nil)
 }
 
-// appendPair appends the frame holding the entry event entry and the
-// exit event exit (pairable).
-func (e *encoder) appendPair(b []byte, entry, exit *Event) []byte {
-	return e.appendFrame(b, exit, entry)
-}
-
 // pairable says whether entry and exit can share a frame (evPair): the
 // entry has nothing the frame would not rebuild.
 func pairable(entry, exit *Event) bool {
@@ -191,6 +185,8 @@ func pairable(entry, exit *Event) bool {
 	return a == b
 }
 
+// appendFrame appends the frame of ev, which also holds entry, the
+// SYSCALL_ENTRY before it, when entry is not nil (pairable).
 func (e *encoder) appendFrame(b []byte, ev, entry *Event) []byte {
 	b = appendUint(b, evKind, uint64(ev.Kind))
 	b = appendSint(b, evTid, int64(ev.Tid))
@@ -252,10 +248,7 @@ func (e *encoder) appendFrame(b []byte, ev, entry *Event) []byte {
 	if entry != nil {
 		var pr [2 * binary.MaxVarintLen64]byte
 		p := binary.AppendUvarint(pr[:0], entry.Regs[machine.RAX])
-		p = binary.AppendUvarint(p, entry.Flags)
-		b = appendTag(b, evPair, wireLen)
-		b = binary.AppendUvarint(b, uint64(len(p)))
-		b = append(b, p...)
+		b = appendBytes(b, evPair, binary.AppendUvarint(p, entry.Flags))
 	}
 	return b
 }

@@ -160,8 +160,8 @@ func (r *Reader) next() (*Event, error) {
 	if l > maxFrameLen {
 		return nil, r.frameCorrupt(fmt.Sprintf("frame length %d exceeds the limit of %d", l, maxFrameLen))
 	}
-	if r.hdr.Complete && r.n >= r.hdr.EventCount {
-		return nil, r.frameCorrupt(fmt.Sprintf("more events than the %d of %s", r.hdr.EventCount, HeaderFile))
+	if r.beyondCount(1) {
+		return nil, r.tooManyEvents()
 	}
 	var err error
 	r.frame, err = r.events.appendN(r.frame[:0], l)
@@ -180,13 +180,23 @@ func (r *Reader) next() (*Event, error) {
 		return nil, err
 	}
 	if entry != nil {
-		if r.hdr.Complete && r.n+1 >= r.hdr.EventCount {
-			return nil, r.frameCorrupt(fmt.Sprintf("more events than the %d of %s", r.hdr.EventCount, HeaderFile))
+		if r.beyondCount(2) {
+			return nil, r.tooManyEvents()
 		}
 		r.pending = ev
 		return entry, nil
 	}
 	return ev, nil
+}
+
+// beyondCount tells whether k more events would exceed the EventCount
+// of a complete trace.
+func (r *Reader) beyondCount(k uint64) bool {
+	return r.hdr.Complete && r.n+k > r.hdr.EventCount
+}
+
+func (r *Reader) tooManyEvents() error {
+	return r.frameCorrupt(fmt.Sprintf("more events than the %d of %s", r.hdr.EventCount, HeaderFile))
 }
 
 // end handles the clean end of the events stream.

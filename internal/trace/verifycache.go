@@ -73,8 +73,8 @@ func (c verifyCache) marker(st *unix.Stat_t, d FileDigest) string {
 	return filepath.Join(c.dir, hex.EncodeToString(h.Sum(nil)))
 }
 
-// matched tells whether the open file f, whose status is st, is known
-// to have digest d; it marks the use of the marker.
+// matched tells whether the file whose status is st is known to have
+// digest d; it marks the use of the marker.
 func (c verifyCache) matched(st *unix.Stat_t, d FileDigest) bool {
 	if c.dir == "" {
 		return false

@@ -317,11 +317,9 @@ func (w *Writer) write(ev, entry *Event) error {
 	dataLen, dataOff := len(w.enc.data), w.enc.dataOff
 	n := uint64(1)
 	if entry != nil {
-		w.frame = w.enc.appendPair(w.frame[:0], entry, ev)
 		n = 2
-	} else {
-		w.frame = w.enc.appendEvent(w.frame[:0], ev)
 	}
+	w.frame = w.enc.appendFrame(w.frame[:0], ev, entry)
 	if len(w.frame) > maxFrameLen {
 		w.enc.data, w.enc.dataOff = w.enc.data[:dataLen], dataOff
 		return fmt.Errorf("trace: event frame of %d bytes exceeds the limit of %d bytes", len(w.frame), maxFrameLen)
