@@ -135,7 +135,7 @@ func TestLoopSitePhase(t *testing.T) {
 		0x1224: {0x75, 0xf3},             // jne 1219
 	}
 	var regs trace.Regs
-	lp := &Loop{Entered: noBranches, Avoid: 0x121d}
+	lp := &Loop{Entered: noBranches, Resumes: func(a uint64) bool { return a == 0x121d }}
 	steps := 0
 	for i := 0; i < 100 && steps >= 0; i++ {
 		for _, pc := range []uint64{0x1220, 0x1224, 0x1219, 0x121d} {

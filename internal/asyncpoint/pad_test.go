@@ -55,24 +55,24 @@ func TestChooseSite(t *testing.T) {
 		{PC: 0x12, Len: 3, Relocatable: true},
 		{PC: 0x15, Len: 2, Relocatable: false},
 	}
-	pc, n, ok := ChooseSite(cycle, map[uint64]bool{0x10: true}, noBranches, 0)
+	pc, n, ok := ChooseSite(cycle, map[uint64]bool{0x10: true}, noBranches, nil)
 	if !ok || pc != 0x10 || n != 5 {
 		t.Fatalf("combined site: %x %d %v", pc, n, ok)
 	}
-	if _, _, ok := ChooseSite(cycle, map[uint64]bool{0x12: true}, noBranches, 0); ok {
+	if _, _, ok := ChooseSite(cycle, map[uint64]bool{0x12: true}, noBranches, nil); ok {
 		t.Fatal("a site must not contain a branch target after its first byte")
 	}
-	if _, _, ok := ChooseSite(cycle, nil, func(pc uint64) bool { return pc == 0x12 }, 0); ok {
+	if _, _, ok := ChooseSite(cycle, nil, func(pc uint64) bool { return pc == 0x12 }, nil); ok {
 		t.Fatal("a site must not contain a static branch target after its first byte")
 	}
-	if _, _, ok := ChooseSite(cycle, nil, nil, 0); ok {
+	if _, _, ok := ChooseSite(cycle, nil, nil, nil); ok {
 		t.Fatal("without knowledge of the code, a multi-instruction site must not be chosen")
 	}
-	if _, _, ok := ChooseSite(cycle, nil, noBranches, 0x12); ok {
+	if _, _, ok := ChooseSite(cycle, nil, noBranches, func(a uint64) bool { return a == 0x12 }); ok {
 		t.Fatal("a site must not contain the resume address after its first byte")
 	}
 	cycle = append(cycle, Insn{PC: 0x30, Len: 7, Relocatable: true})
-	if pc, n, _ := ChooseSite(cycle, nil, noBranches, 0); pc != 0x30 || n != 7 {
+	if pc, n, _ := ChooseSite(cycle, nil, noBranches, nil); pc != 0x30 || n != 7 {
 		t.Fatalf("single long instruction preferred: %x %d", pc, n)
 	}
 }

@@ -23,10 +23,22 @@ func Targets(run []Insn) map[uint64]bool {
 // that execution only enters at its first one: none of the others is an
 // observed branch target (targets) or a possible one (entered(pc) true:
 // a direct branch in the file leads there, or the code is not known). A
-// site never has avoid (where the thread resumes in replay) after its
-// first byte. It returns the site's address and length, or ok false.
-func ChooseSite(cycle []Insn, targets map[uint64]bool, entered func(pc uint64) bool, avoid uint64) (pc uint64, n int, ok bool) {
-	inside := func(pc uint64, n int) bool { return avoid > pc && avoid < pc+uint64(n) }
+// site never has an address after its first byte where code may be
+// entered from elsewhere in replay (resumes(addr) true: where the thread
+// resumes, where a signal interrupted a thread). It returns the site's
+// address and length, or ok false.
+func ChooseSite(cycle []Insn, targets map[uint64]bool, entered func(pc uint64) bool, resumes func(addr uint64) bool) (pc uint64, n int, ok bool) {
+	inside := func(pc uint64, n int) bool {
+		if resumes == nil {
+			return false
+		}
+		for a := pc + 1; a < pc+uint64(n); a++ {
+			if resumes(a) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, in := range cycle {
 		if in.Relocatable && in.Len >= JumpLen && !inside(in.PC, in.Len) {
 			return in.PC, in.Len, true
@@ -71,9 +83,9 @@ type Loop struct {
 	targets map[uint64]bool // addresses reached other than by falling through
 	site    uint64
 	n       int
-	// Entered and Avoid are ChooseSite's entered and avoid.
+	// Entered and Resumes are ChooseSite's entered and resumes.
 	Entered func(pc uint64) bool
-	Avoid   uint64
+	Resumes func(addr uint64) bool
 }
 
 // Site returns the current site and its length (0, 0: none yet).
@@ -93,7 +105,7 @@ func (l *Loop) Arrive(in Insn) (atSite bool) {
 	if i, ok := l.last[in.PC]; ok {
 		// One more time around a loop: run[i:] is its latest iteration.
 		if s, seen := l.last[l.site]; l.site == 0 || !seen || s < i {
-			if pc, n, ok := ChooseSite(l.run[i:], l.targets, l.Entered, l.Avoid); ok {
+			if pc, n, ok := ChooseSite(l.run[i:], l.targets, l.Entered, l.Resumes); ok {
 				l.site, l.n = pc, n
 			}
 		}

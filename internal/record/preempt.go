@@ -68,8 +68,9 @@ var takePoints pointTaker = statePoints{}
 // the SSE registers and a checksum of writable memory.
 func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 	start := time.Now()
-	var entered func(pc uint64) bool // the file's branch targets, read when a site is first chosen
-	lp := &asyncpoint.Loop{Avoid: t.lastRegs[ptrace.RIP], Entered: func(pc uint64) bool {
+	var entered func(pc uint64) bool   // the file's branch targets, read when a site is first chosen
+	resumeAt := t.lastRegs[ptrace.RIP] // where replay resumes t
+	lp := &asyncpoint.Loop{Resumes: func(a uint64) bool { return a == resumeAt || r.interruptedAt[a] }, Entered: func(pc uint64) bool {
 		if entered == nil {
 			if entered = r.branchTargets(t); entered == nil {
 				return true

@@ -195,7 +195,15 @@ type recorder struct {
 	// a file mapping of any other inode needs no scan of every process's
 	// maps (exec.go sharedElsewhere).
 	everShared map[uint64]bool
-	stats      phaseStats // time by phase (stats.go)
+	// interruptedAt holds the addresses where a handled signal
+	// interrupted a thread (any process: a superset of what replay
+	// tracks per address space). The handler's return, or the Go
+	// runtime resuming the goroutine it preempted with the signal, may
+	// enter the code there later, so no preemption point's site has one
+	// after its first byte (asyncPoint): replay's jump over the site
+	// would be entered in its middle.
+	interruptedAt map[uint64]bool
+	stats         phaseStats // time by phase (stats.go)
 	// captures are the files captured in this recording by identity,
 	// their copies open (exec.go capture); spare are copies opened for a
 	// single use.
@@ -254,7 +262,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, interruptedAt: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])

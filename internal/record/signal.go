@@ -313,6 +313,7 @@ func (r *recorder) enterHandler(t *task, sig int, ev *trace.Event) error {
 	}
 	ev.Regs2 = &regs
 	ev.Flags |= SigHandled
+	r.interruptedAt[ev.Regs[ptrace.RIP]] = true
 	if xs, err := t.thread().GetXState(r.xsaveSize); err == nil {
 		ev.XState = xs
 	}

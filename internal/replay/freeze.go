@@ -322,8 +322,7 @@ func (rp *replayer) Freeze(ev *trace.Event, p *Proc, bps map[uint64]byte) (*Froz
 		c.real, c.mem = 0, nil
 		cp := procs[t.proc]
 		if cp == nil {
-			pc := *t.proc
-			cp = &pc
+			cp = t.proc.clone()
 			procs[t.proc] = cp
 		}
 		c.proc = cp
@@ -459,10 +458,10 @@ func (rp *replayer) Thaw(sn *Frozen, rd *trace.Reader, rebuilt func(threads int)
 		if err != nil {
 			return fail(err)
 		}
-		p := *src.t.proc
+		p := src.t.proc.clone()
 		lead := &rtask{}
 		*lead = src.t
-		lead.real, lead.proc = pid, &p
+		lead.real, lead.proc = pid, p
 		made = append(made, lead)
 		if lead.mem, err = tracee.OpenMem(pid); err != nil {
 			return fail(err)
@@ -478,7 +477,7 @@ func (rp *replayer) Thaw(sn *Frozen, rd *trace.Reader, rebuilt func(threads int)
 			rebuilt(len(threads))
 		}
 		if err := rebuildThreads(lead, &src, threads, func(t *rtask) {
-			t.proc = &p
+			t.proc = p
 			made = append(made, t)
 			rp.tasks[t.rec] = t
 		}); err != nil {

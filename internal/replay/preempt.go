@@ -121,6 +121,15 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 			return err
 		}
 	}
+	if n >= asyncpoint.JumpLen && !resumesInside && t.proc.resumesInside(ps.site, uint64(n)) {
+		// A signal interrupted a thread inside the site earlier: its
+		// handler's return (or the Go runtime resuming the goroutine it
+		// preempted there) may enter the site there, in the middle of
+		// the pad's jump. The breakpoint changes only the site's first
+		// byte.
+		rp.logf("event %d: no pad at 0x%x (a signal interrupted the code inside its %d bytes); checking every arrival", rp.n, ps.site, n)
+		resumesInside = true
+	}
 	if n >= asyncpoint.JumpLen && !resumesInside && !rp.debugBpIn(t, ps.site, uint64(n)) {
 		if ps.pad, ps.padOrig, err = rp.installPad(t, ev, n, ps.words); err != nil {
 			rp.logf("event %d: no pad at 0x%x (%v); checking every arrival", rp.n, ps.site, err)
@@ -439,6 +448,11 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 	}
 	at := regs[ptrace.RIP] - 1
 	switch {
+	case ps.pad != nil && at > ps.site && at < ps.site+uint64(ps.n):
+		// An int3 filling the site after the pad's jump: the thread
+		// entered the site past its start, where the recorder never puts
+		// a point (asyncpoint.ChooseSite).
+		return false, false, rp.diverge(ps.ev, fmt.Sprintf("the thread entered the site at 0x%x (%d bytes, covered by the pad's jump) at 0x%x, not at its start", ps.site, ps.n, regs[ptrace.RIP]-1))
 	case ps.pad != nil && at == ps.pad.Trap:
 		slots := make([]byte, asyncpoint.SlotsLen)
 		if err := t.mem.ReadMem(ps.pad.SlotsAddr(), slots); err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"time"
@@ -108,6 +109,50 @@ func (t *rtask) thread() ptrace.Thread { return ptrace.NewThread(t.real) }
 
 type rproc struct {
 	brk uint64
+	// resumeAt holds the addresses where a handled signal interrupted a
+	// thread of this address space. The handler's return enters the
+	// code there from nowhere the code shows: rt_sigreturn restores the
+	// interrupted rip, and the Go runtime, which preempts a goroutine
+	// with a signal, pushes that rip as the return address of
+	// asyncPreempt and resumes the goroutine there later, on any of its
+	// threads. A preemption point's pad must not cover such an address
+	// inside its site (findByState).
+	resumeAt map[uint64]struct{}
+}
+
+// clone copies p for a new address space (fork, a frozen copy).
+func (p *rproc) clone() *rproc {
+	c := *p
+	c.resumeAt = maps.Clone(p.resumeAt)
+	return &c
+}
+
+// interrupted notes that a handled signal interrupted a thread at rip.
+func (p *rproc) interrupted(rip uint64) {
+	if p.resumeAt == nil {
+		p.resumeAt = map[uint64]struct{}{}
+	}
+	p.resumeAt[rip] = struct{}{}
+}
+
+// resumesInside tells whether code may be entered inside [site,
+// site+n) other than at site: at an address where a signal interrupted
+// a thread.
+func (p *rproc) resumesInside(site, n uint64) bool {
+	if len(p.resumeAt) <= int(n) {
+		for a := range p.resumeAt {
+			if a > site && a < site+n {
+				return true
+			}
+		}
+		return false
+	}
+	for a := site + 1; a < site+n; a++ {
+		if _, ok := p.resumeAt[a]; ok {
+			return true
+		}
+	}
+	return false
 }
 
 type replayer struct {
@@ -512,6 +557,10 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 		// The stretch of buffered calls before this stop: a divergence
 		// there comes first.
 		if berr := rp.endBufRun(t); berr != nil {
+			var de *DivergenceError
+			if err != nil && errors.As(berr, &de) {
+				de.Diffs = append(de.Diffs, "then: "+err.Error())
+			}
 			return st, berr
 		}
 	}

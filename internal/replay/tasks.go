@@ -246,8 +246,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 		}
 	}
 	if ev.Flags&unix.CLONE_VM == 0 {
-		p := *t.proc
-		child.proc = &p
+		child.proc = t.proc.clone()
 	}
 	cst, err := child.thread().Wait()
 	if err != nil {
@@ -346,6 +345,7 @@ func (rp *replayer) signal(ev *trace.Event) error {
 	switch {
 	case ev.Flags&1 != 0: // handled
 		t.restart = false
+		t.proc.interrupted(ev.Regs[ptrace.RIP])
 		for _, m := range ev.Mem {
 			if err := t.mem.WriteFast(m.Addr, m.Data); err != nil {
 				return err
