@@ -468,11 +468,13 @@ func TestSyscallBufferFileCalls(t *testing.T) {
 	}
 }
 
-// rt_sigaction queries and ioctl TCGETS are buffered: the corpus program
-// syscallbuf_sigaction_tcgets sets random actions and terminal settings
-// (traced) and reads them back (buffered) from glibc's wrappers, and the
-// replay, which takes the queries' answers from the buffer, prints the
-// same values.
+// rt_sigaction and ioctl TCGETS are buffered: the corpus program
+// syscallbuf_sigaction_tcgets sets random actions (buffered), raises
+// each signal (its handler must run, or it is ignored, as the recorder
+// reads the disposition from /proc) and sets random terminal settings
+// (traced), and reads them back (buffered) from glibc's wrappers; the
+// replay, which takes the answers from the buffer, prints the same
+// values.
 func TestSyscallBufferQueries(t *testing.T) {
 	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_sigaction_tcgets.c"))
 	if err != nil {
@@ -483,10 +485,9 @@ func TestSyscallBufferQueries(t *testing.T) {
 	if !strings.Contains(out, "EXIT-SUCCESS") || !strings.Contains(out, "sigaction(0): -1 EINVAL untouched=1") {
 		t.Fatalf("unexpected output:\n%v", rec)
 	}
-	// The 8 queries (the sets stay traced; glibc refuses signal 0
-	// itself).
-	if n := buffered(evs, 13); n < 8 {
-		t.Errorf("%d buffered rt_sigaction, want at least 8", n)
+	// The 8 sets and 8 queries (glibc refuses signal 0 itself).
+	if n := buffered(evs, 13); n < 16 {
+		t.Errorf("%d buffered rt_sigaction, want at least 16", n)
 	}
 	want := 1 // isatty of the pipe
 	if strings.Contains(out, "pty: ") {

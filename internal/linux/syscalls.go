@@ -50,7 +50,7 @@ var syscallList = []Syscall{
 	{Nr: 10, Name: "mprotect", Replay: Execute},
 	{Nr: 11, Name: "munmap", Replay: Execute},
 	{Nr: 12, Name: "brk", Replay: Execute},
-	{Nr: 13, Name: "rt_sigaction", Out: outs(fixed(2, sizeSigaction)), Buffered: true}, // queries only (stub_amd64.S)
+	{Nr: 13, Name: "rt_sigaction", Out: outs(fixed(2, sizeSigaction)), Buffered: true}, // with an 8-byte sigset (stub_amd64.S)
 	{Nr: 14, Name: "rt_sigprocmask", Out: outs(argSized(2, 3))},
 	{Nr: 15, Name: "rt_sigreturn", Replay: Execute},
 	{Nr: 16, Name: "ioctl", Custom: customIoctl, MayBlock: true, Buffered: true}, // e.g. TCSETSW drains output

@@ -277,11 +277,11 @@ max_ioctl:
 	mov $36, %ecx
 	jmp check
 max_sigaction:
-	# Queries only (no new action) with the kernel's 8-byte sigset: they
-	# write the old action (32 bytes) and change nothing. Python asks
-	# for every signal's at start-up, Go's runtime before it sets each.
-	test %rsi, %rsi
-	jne traced
+	# With the kernel's 8-byte sigset: the old action (32 bytes) is the
+	# only output. A new action needs no stop either: the recorder reads
+	# dispositions from /proc when a signal comes, and replay does not
+	# make the call (it applies the result). Python asks for every
+	# signal's action at start-up, Go's runtime asks for and sets each.
 	cmp $8, %r10
 	jne traced
 	mov $32, %ecx

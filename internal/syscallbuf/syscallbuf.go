@@ -42,8 +42,9 @@ import (
 // without the replay fields (HdrReplayLeft, HdrReplaying) and drained
 // events without EventFlag; 3: without HdrReplayStop and ReplayEnd; 4: without
 // DeschedEntry (a blocked call kept the buffer locked); 5: without
-// HdrYield; 6: ioctl TCGETS and rt_sigaction queries traced.
-const Layout = 7
+// HdrYield; 6: ioctl TCGETS and rt_sigaction queries traced; 7:
+// rt_sigaction that sets an action traced.
+const Layout = 8
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take

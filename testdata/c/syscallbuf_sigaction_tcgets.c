@@ -1,4 +1,4 @@
-/* Tests the queries the syscall buffer makes in-process: rt_sigaction without a new action (the old one is written back) and ioctl TCGETS (tcgetattr, isatty) on a pseudo-terminal with random settings and on a pipe, beside the calls that change them, which stay traced. */
+/* Tests the rt_sigaction calls the syscall buffer makes in-process (sets of random actions, then raised signals that must reach the handler set or be ignored, and queries that write the old action back) and ioctl TCGETS (tcgetattr, isatty) on a pseudo-terminal with random settings and on a pipe, beside tcsetattr, which stays traced. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -11,13 +11,15 @@
 #include <termios.h>
 #include <unistd.h>
 
-static void handler(int sig) { (void)sig; }
+static volatile sig_atomic_t caught;
+static void handler(int sig) { caught += sig; }
 
 int main(void) {
   unsigned char rnd[32];
   if (getrandom(rnd, sizeof rnd, 0) != sizeof rnd) return 1;
 
-  /* Random handlers and masks, set (traced) and queried (buffered). */
+  /* Random handlers and masks, set, raised and queried (all buffered
+     but the signals). */
   for (int i = 0; i < 8; i++) {
     int sig = SIGRTMIN + i;
     struct sigaction sa = {0}, old;
@@ -27,6 +29,12 @@ int main(void) {
     for (int b = 0; b < 8; b++)
       if (rnd[8 + i] & (1 << b)) sigaddset(&sa.sa_mask, SIGRTMIN + 8 + b);
     if (sigaction(sig, &sa, NULL) != 0) return 1;
+    caught = 0;
+    raise(sig);
+    if (caught != ((rnd[i] & 1) ? sig : 0)) {
+      printf("sig %d: handler saw %d\n", sig, (int)caught);
+      return 1;
+    }
     memset(&old, 0xa5, sizeof old);
     if (sigaction(sig, NULL, &old) != 0) return 1;
     unsigned mask = 0;
