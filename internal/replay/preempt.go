@@ -448,10 +448,11 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 	}
 	at := regs[ptrace.RIP] - 1
 	switch {
-	case ps.pad != nil && at > ps.site && at < ps.site+uint64(ps.n):
-		// An int3 filling the site after the pad's jump: the thread
-		// entered the site past its start, where the recorder never puts
-		// a point (asyncpoint.ChooseSite).
+	case ps.pad != nil && at >= ps.site+asyncpoint.JumpLen && at < ps.site+uint64(ps.n) && rp.int3Trap(t):
+		// An int3 filling the site after the pad's jump (not a single
+		// step that ended after the site): the thread entered the site
+		// past its start, where the recorder never puts a point
+		// (asyncpoint.ChooseSite).
 		return false, false, rp.diverge(ps.ev, fmt.Sprintf("the thread entered the site at 0x%x (%d bytes, covered by the pad's jump) at 0x%x, not at its start", ps.site, ps.n, regs[ptrace.RIP]-1))
 	case ps.pad != nil && at == ps.pad.Trap:
 		slots := make([]byte, asyncpoint.SlotsLen)
@@ -523,6 +524,13 @@ func (rp *replayer) pointTrap(t *rtask, mode int, stepping bool) (found, resumed
 		return false, true, t.thread().Resume(mode, 0)
 	}
 	return false, false, nil
+}
+
+// int3Trap tells whether t's SIGTRAP came from an int3 (SI_KERNEL), not
+// from a single step.
+func (rp *replayer) int3Trap(t *rtask) bool {
+	si, err := t.thread().GetSigInfo()
+	return err == nil && si.Code() == 0x80
 }
 
 // inPad tells whether rip is inside the pad of the current search (a
