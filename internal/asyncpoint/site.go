@@ -28,17 +28,7 @@ func Targets(run []Insn) map[uint64]bool {
 // resumes, where a signal interrupted a thread). It returns the site's
 // address and length, or ok false.
 func ChooseSite(cycle []Insn, targets map[uint64]bool, entered func(pc uint64) bool, resumes func(addr uint64) bool) (pc uint64, n int, ok bool) {
-	inside := func(pc uint64, n int) bool {
-		if resumes == nil {
-			return false
-		}
-		for a := pc + 1; a < pc+uint64(n); a++ {
-			if resumes(a) {
-				return true
-			}
-		}
-		return false
-	}
+	inside := func(pc uint64, n int) bool { return ResumesInside(pc, uint64(n), resumes) }
 	for _, in := range cycle {
 		if in.Relocatable && in.Len >= JumpLen && !inside(in.PC, in.Len) {
 			return in.PC, in.Len, true
@@ -61,6 +51,21 @@ func ChooseSite(cycle []Insn, targets map[uint64]bool, entered func(pc uint64) b
 		}
 	}
 	return 0, 0, false
+}
+
+// ResumesInside tells whether resumes (nil: none) holds an address of
+// [site, site+n) after its first byte, where the jump replay writes at
+// a site would be entered in its middle.
+func ResumesInside(site, n uint64, resumes func(addr uint64) bool) bool {
+	if resumes == nil {
+		return false
+	}
+	for a := site + 1; a < site+n; a++ {
+		if resumes(a) {
+			return true
+		}
+	}
+	return false
 }
 
 // Loop follows the instructions a thread executes, one at a time, while

@@ -121,16 +121,15 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 			return err
 		}
 	}
-	if n >= asyncpoint.JumpLen && !resumesInside && t.proc.resumesInside(ps.site, uint64(n)) {
-		// A signal interrupted a thread inside the site earlier: its
-		// handler's return (or the Go runtime resuming the goroutine it
-		// preempted there) may enter the site there, in the middle of
-		// the pad's jump. The breakpoint changes only the site's first
-		// byte.
+	// A signal interrupted a thread inside the site earlier: its
+	// handler's return (or the Go runtime resuming the goroutine it
+	// preempted there) may enter the site there, in the middle of the
+	// pad's jump. The breakpoint changes only the site's first byte.
+	signalInside := n >= asyncpoint.JumpLen && !resumesInside && asyncpoint.ResumesInside(ps.site, uint64(n), t.proc.resumes)
+	if signalInside {
 		rp.logf("event %d: no pad at 0x%x (a signal interrupted the code inside its %d bytes); checking every arrival", rp.n, ps.site, n)
-		resumesInside = true
 	}
-	if n >= asyncpoint.JumpLen && !resumesInside && !rp.debugBpIn(t, ps.site, uint64(n)) {
+	if n >= asyncpoint.JumpLen && !resumesInside && !signalInside && !rp.debugBpIn(t, ps.site, uint64(n)) {
 		if ps.pad, ps.padOrig, err = rp.installPad(t, ev, n, ps.words); err != nil {
 			rp.logf("event %d: no pad at 0x%x (%v); checking every arrival", rp.n, ps.site, err)
 			ps.pad = nil

@@ -116,8 +116,8 @@ type rproc struct {
 	// with a signal, pushes that rip as the return address of
 	// asyncPreempt and resumes the goroutine there later, on any of its
 	// threads. A preemption point's pad must not cover such an address
-	// inside its site (findByState).
-	resumeAt map[uint64]struct{}
+	// inside its site (findByState, asyncpoint.ResumesInside).
+	resumeAt map[uint64]bool
 }
 
 // clone copies p for a new address space (fork, a frozen copy).
@@ -130,30 +130,13 @@ func (p *rproc) clone() *rproc {
 // interrupted notes that a handled signal interrupted a thread at rip.
 func (p *rproc) interrupted(rip uint64) {
 	if p.resumeAt == nil {
-		p.resumeAt = map[uint64]struct{}{}
+		p.resumeAt = map[uint64]bool{}
 	}
-	p.resumeAt[rip] = struct{}{}
+	p.resumeAt[rip] = true
 }
 
-// resumesInside tells whether code may be entered inside [site,
-// site+n) other than at site: at an address where a signal interrupted
-// a thread.
-func (p *rproc) resumesInside(site, n uint64) bool {
-	if len(p.resumeAt) <= int(n) {
-		for a := range p.resumeAt {
-			if a > site && a < site+n {
-				return true
-			}
-		}
-		return false
-	}
-	for a := site + 1; a < site+n; a++ {
-		if _, ok := p.resumeAt[a]; ok {
-			return true
-		}
-	}
-	return false
-}
+// resumes tells whether a signal interrupted a thread at addr.
+func (p *rproc) resumes(addr uint64) bool { return p.resumeAt[addr] }
 
 type replayer struct {
 	opts    Options
