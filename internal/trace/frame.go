@@ -46,6 +46,13 @@ const (
 	// but rax and flags, which the field gives, and nothing else (a
 	// call drained from the syscall buffer; Writer.WriteCall). Format 3.
 	evPair = 21
+	// evRegsDelta (len) stands for evRegs: the registers as a change
+	// from the previous frame's Regs in the stream (regsBase): a uvarint
+	// mask of the words that differ (bit i: word i), then for each, in
+	// order, the uvarint zigzag of the difference (new - old, mod 2^64).
+	// The writer uses it when it is the shorter (always, but for the
+	// stream's first registers). Format 4.
+	evRegsDelta = 22
 )
 
 // MemWrite field numbers.
@@ -129,11 +136,78 @@ func appendRegs(b []byte, field int, r *Regs) []byte {
 	return b
 }
 
+// regsBase is the Regs of the last frame of a stream that had them,
+// which the next frame's evRegsDelta is relative to.
+type regsBase struct {
+	r  Regs
+	ok bool
+}
+
 // encoder builds frames; big blobs go to the data stream.
 type encoder struct {
-	data    []byte // pending data stream bytes
-	dataOff uint64 // data stream offset of the end of data
-	sub     []byte // scratch for nested messages
+	data    []byte   // pending data stream bytes
+	dataOff uint64   // data stream offset of the end of data
+	sub     []byte   // scratch for nested messages
+	base    regsBase // the registers of the last frame with Regs
+}
+
+// appendRegsDelta appends r as evRegsDelta against e.base when that is
+// shorter than the raw words, and as evRegs otherwise; r becomes the
+// base.
+func (e *encoder) appendRegsDelta(b []byte, r *Regs) []byte {
+	if r == nil {
+		return b
+	}
+	if !e.base.ok {
+		e.base = regsBase{r: *r, ok: true}
+		return appendRegs(b, evRegs, r)
+	}
+	var mask uint64
+	for i, v := range r {
+		if v != e.base.r[i] {
+			mask |= 1 << i
+		}
+	}
+	var scratch [binary.MaxVarintLen64 * (len(Regs{}) + 1)]byte
+	d := binary.AppendUvarint(scratch[:0], mask)
+	for i, v := range r {
+		if mask&(1<<i) != 0 {
+			d = binary.AppendUvarint(d, zigzag(int64(v-e.base.r[i])))
+		}
+	}
+	e.base.r = *r
+	if len(d) >= regsSize {
+		return appendRegs(b, evRegs, r)
+	}
+	return appendBytes(b, evRegsDelta, d)
+}
+
+// decodeRegsDelta decodes evRegsDelta p against base into r.
+func decodeRegsDelta(p []byte, base *regsBase, r *Regs) error {
+	if !base.ok {
+		return badFrame("field %d: register changes without earlier registers", evRegsDelta)
+	}
+	mask, n := binary.Uvarint(p)
+	if n <= 0 || mask>>len(Regs{}) != 0 {
+		return badFrame("field %d: bad register mask", evRegsDelta)
+	}
+	p = p[n:]
+	*r = base.r
+	for i := range r {
+		if mask&(1<<i) == 0 {
+			continue
+		}
+		d, n := binary.Uvarint(p)
+		if n <= 0 {
+			return badFrame("field %d: bad change of register %d", evRegsDelta, i)
+		}
+		p = p[n:]
+		r[i] += uint64(unzigzag(d))
+	}
+	if len(p) != 0 {
+		return badFrame("field %d: %d bytes after the register changes", evRegsDelta, len(p))
+	}
+	return nil
 }
 
 func (e *encoder) appendBlob(b []byte, field int, v []byte) []byte {
@@ -195,7 +269,16 @@ func (e *encoder) appendFrame(b []byte, ev, entry *Event) []byte {
 	b = appendSint(b, evSigno, int64(ev.Signo))
 	b = appendSint(b, evNewTid, int64(ev.NewTid))
 	b = appendUint(b, evFlags, ev.Flags)
-	b = appendRegs(b, evRegs, ev.Regs)
+	// The registers go last, as a change from the previous frame's
+	// (evRegsDelta), unless raw words are shorter: then here.
+	var regs []byte
+	if ev.Regs != nil {
+		var scratch [regsSize + 8]byte
+		regs = e.appendRegsDelta(scratch[:0], ev.Regs)
+		if tag, _ := binary.Uvarint(regs); tag>>3 == evRegs {
+			b, regs = append(b, regs...), nil
+		}
+	}
 	b = appendRegs(b, evRegs2, ev.Regs2)
 	b = e.appendBlob(b, evXState, ev.XState)
 	b = e.appendBlob(b, evSigInfo, ev.SigInfo)
@@ -250,7 +333,7 @@ func (e *encoder) appendFrame(b []byte, ev, entry *Event) []byte {
 		p := binary.AppendUvarint(pr[:0], entry.Regs[machine.RAX])
 		b = appendBytes(b, evPair, binary.AppendUvarint(p, entry.Flags))
 	}
-	return b
+	return append(b, regs...)
 }
 
 // checkEvent rejects events the format cannot hold.
@@ -417,7 +500,9 @@ func decodeBlob(field uint64, p []byte, data dataSource) ([]byte, error) {
 // does not decode, or whatever data returned.
 // decodeEvent decodes frame b: one event, or two for a frame with
 // evPair (entry, then ev).
-func decodeEvent(b []byte, data dataSource) (entry, ev *Event, err error) {
+// base is the stream's last registers (evRegsDelta); decodeEvent
+// updates it.
+func decodeEvent(b []byte, data dataSource, base *regsBase) (entry, ev *Event, err error) {
 	er := new(eventRegs)
 	ev = &er.ev
 	var empty uint64
@@ -481,9 +566,19 @@ func decodeEvent(b []byte, data dataSource) (entry, ev *Event, err error) {
 			}
 			if field == evRegs {
 				ev.Regs = r
+				*base = regsBase{r: *r, ok: true}
 			} else {
 				ev.Regs2 = r
 			}
+		case evRegsDelta:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, nil, err
+			}
+			if err := decodeRegsDelta(p, base, &er.regs); err != nil {
+				return nil, nil, err
+			}
+			ev.Regs = &er.regs
+			base.r = er.regs
 		case evXState, evSigInfo:
 			if err := wantWire(field, wire, wireLen); err != nil {
 				return nil, nil, err

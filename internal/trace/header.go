@@ -19,17 +19,20 @@ const (
 	// FormatVersion is the version of the format this package writes. It
 	// is bumped for every change of the format, compatible or not.
 	// 3: paired system-call frames (evPair).
-	FormatVersion = 3
+	// 4: registers as changes from the previous frame's (evRegsDelta).
+	FormatVersion = 4
 	// ReaderVersion is the highest RequiredReaderVersion this package can
 	// read. A writer sets RequiredReaderVersion to the oldest reader
 	// version that reads its traces correctly; it is bumped only for
 	// breaking changes (changes that old readers cannot skip over).
 	// 2: readers of paired frames (a reader of version 1 would skip
 	// the field and lose the entry events).
-	ReaderVersion = 2
+	// 3: readers of register changes (evRegsDelta: a reader of version
+	// 2 would skip the field and lose the registers).
+	ReaderVersion = 3
 	// requiredReader is the RequiredReaderVersion of the traces this
 	// package writes.
-	requiredReader = 2
+	requiredReader = 3
 )
 
 // Names of the entries of a trace directory.

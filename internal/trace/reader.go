@@ -26,8 +26,10 @@ type Reader struct {
 	// pending is the exit event of a paired frame whose entry Next
 	// returned last (evPair).
 	pending *Event
-	frame   []byte
-	err     error // sticky
+	// base is the last registers read (evRegsDelta).
+	base  regsBase
+	frame []byte
+	err   error // sticky
 	// frameOff is the file offset of the events block in which the frame
 	// being decoded starts.
 	frameOff int64
@@ -168,7 +170,7 @@ func (r *Reader) next() (*Event, error) {
 	if err != nil {
 		return nil, r.streamErr(err, "frame")
 	}
-	entry, ev, err := decodeEvent(r.frame, r.readData)
+	entry, ev, err := decodeEvent(r.frame, r.readData, &r.base)
 	if cap(r.frame) > 4*eventsBlockSize {
 		r.frame = nil
 	}
@@ -277,6 +279,7 @@ type Mark struct {
 	n            uint64
 	events, data streamMark
 	pending      *Event // a copy of Reader.pending
+	base         regsBase
 }
 
 // Events is the number of events read before the mark.
@@ -284,7 +287,7 @@ func (m Mark) Events() uint64 { return m.n }
 
 // Mark returns the current position (after the events returned so far).
 func (r *Reader) Mark() Mark {
-	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark(), pending: cloneEvent(r.pending)}
+	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark(), pending: cloneEvent(r.pending), base: r.base}
 }
 
 // Seek moves a Reader that has not failed to a position marked on a
@@ -303,6 +306,7 @@ func (r *Reader) Seek(m Mark) error {
 	}
 	r.n = m.n
 	r.pending = cloneEvent(m.pending)
+	r.base = m.base
 	return nil
 }
 

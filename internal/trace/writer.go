@@ -314,14 +314,14 @@ func (w *Writer) write(ev, entry *Event) error {
 	if err := w.checkErr(); err != nil {
 		return err
 	}
-	dataLen, dataOff := len(w.enc.data), w.enc.dataOff
+	dataLen, dataOff, base := len(w.enc.data), w.enc.dataOff, w.enc.base
 	n := uint64(1)
 	if entry != nil {
 		n = 2
 	}
 	w.frame = w.enc.appendFrame(w.frame[:0], ev, entry)
 	if len(w.frame) > maxFrameLen {
-		w.enc.data, w.enc.dataOff = w.enc.data[:dataLen], dataOff
+		w.enc.data, w.enc.dataOff, w.enc.base = w.enc.data[:dataLen], dataOff, base
 		return fmt.Errorf("trace: event frame of %d bytes exceeds the limit of %d bytes", len(w.frame), maxFrameLen)
 	}
 	w.evBuf = binary.AppendUvarint(w.evBuf, uint64(len(w.frame)))
