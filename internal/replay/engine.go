@@ -33,7 +33,7 @@ type Proc = rproc
 // stub at stub; the output of events up to echoFrom is not written again
 // (a debugger went back over it).
 func NewEngine(opts Options, stub string, echoFrom uint64) *Engine {
-	return &replayer{opts: opts, q: queue{r: opts.Reader}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{},
+	return &replayer{opts: opts, q: newQueue(opts.Reader), tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{},
 		echoFrom: echoFrom, stub: stub}
 }
 
@@ -213,7 +213,7 @@ func (rp *replayer) Options() Options { return rp.opts }
 // SetReader starts the event stream again from rd (a fresh run).
 func (rp *replayer) SetReader(rd *trace.Reader) {
 	rp.opts.Reader = rd
-	rp.q = queue{r: rd}
+	rp.q = newQueue(rd)
 }
 
 // Event is the number of the event being replayed, or, at a boundary,

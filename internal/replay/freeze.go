@@ -485,7 +485,8 @@ func (rp *replayer) Thaw(sn *Frozen, rd *trace.Reader, rebuilt func(threads int)
 		}
 	}
 	rp.n, rp.initial, rp.status = sn.event, sn.initial, sn.status
-	rp.q = queue{r: rd, ahead: slices.Clone(sn.ahead), err: sn.qerr}
+	rp.q = newQueue(rd)
+	rp.q.ahead, rp.q.err = slices.Clone(sn.ahead), sn.qerr
 	rp.lastEv, rp.atBoundary = sn.last, true
 	if sn.last != nil {
 		rp.evTime = sn.last.Time

@@ -13,6 +13,17 @@ type queue struct {
 	err   error
 }
 
+// newQueue reads the events of rd, which decodes them ahead on a
+// goroutine of its own (trace.Reader.Prefetch): replay waits for its
+// tracees much of the time, and a stretch of buffered calls needs
+// thousands of events at once.
+func newQueue(rd *trace.Reader) queue {
+	if rd != nil {
+		rd.Prefetch()
+	}
+	return queue{r: rd}
+}
+
 func (q *queue) next() (*trace.Event, error) {
 	if len(q.ahead) > 0 {
 		ev := q.ahead[0]

@@ -193,7 +193,7 @@ func Replay(opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	rp := &replayer{opts: opts, q: queue{r: opts.Reader}, tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}}
+	rp := &replayer{opts: opts, q: newQueue(opts.Reader), tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}}
 	if rp.stub, err = tracee.WriteStub(tmp); err != nil {
 		return nil, err
 	}

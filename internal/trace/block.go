@@ -298,7 +298,16 @@ func (b *blockReader) mark() streamMark {
 // seek moves to m: the file is repositioned at m's block, which is read
 // again (one block is decompressed, whatever the distance).
 func (b *blockReader) seek(m streamMark) error {
-	if !m.loaded || b.f == nil {
+	if b.f == nil {
+		return nil
+	}
+	if !m.loaded {
+		// Marked before the first block was read: back to the start.
+		if _, err := b.f.Seek(0, io.SeekStart); err != nil {
+			return fmt.Errorf("trace %s: seek to 0: %w", b.name, err)
+		}
+		b.r.Reset(b.f)
+		b.next, b.blockOff, b.buf, b.pos, b.base, b.err = 0, 0, nil, 0, 0, nil
 		return nil
 	}
 	if _, err := b.f.Seek(m.blockOff, io.SeekStart); err != nil {

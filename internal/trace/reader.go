@@ -33,6 +33,9 @@ type Reader struct {
 	// frameOff is the file offset of the events block in which the frame
 	// being decoded starts.
 	frameOff int64
+	// pf, once Prefetch was called, decodes ahead on its own goroutine;
+	// the fields above are then its own.
+	pf *prefetcher
 }
 
 // Open opens the trace in dir for reading. It fails when dir does not
@@ -79,6 +82,8 @@ func Open(dir string) (*Reader, error) {
 	return r, nil
 }
 
+var errReaderClosed = errors.New("trace: reader is closed")
+
 // Header returns the header of the trace.
 func (r *Reader) Header() Header { return r.hdr }
 
@@ -94,6 +99,7 @@ func (r *Reader) Path(rel string) string {
 
 // Close releases the files of the reader.
 func (r *Reader) Close() error {
+	r.stopPrefetch()
 	var err error
 	for _, f := range r.files {
 		if e := f.Close(); e != nil && err == nil {
@@ -106,7 +112,7 @@ func (r *Reader) Close() error {
 		r.dec = nil
 	}
 	if r.err == nil {
-		r.err = errors.New("trace: reader is closed")
+		r.err = errReaderClosed
 	}
 	return err
 }
@@ -117,6 +123,14 @@ func (r *Reader) Close() error {
 // ErrCorrupt)) naming the file and the offset of the block. Once Next
 // returned an error, it returns it again.
 func (r *Reader) Next() (*Event, error) {
+	if r.pf != nil {
+		return r.pf.next()
+	}
+	return r.read()
+}
+
+// read returns the next event decoded from the streams.
+func (r *Reader) read() (*Event, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
@@ -280,6 +294,10 @@ type Mark struct {
 	events, data streamMark
 	pending      *Event // a copy of Reader.pending
 	base         regsBase
+	// skip is how many events to read and drop after restoring the
+	// streams: a prefetching Reader marks a position inside a batch as
+	// the batch's start and the events of it consumed.
+	skip uint64
 }
 
 // Events is the number of events read before the mark.
@@ -287,6 +305,17 @@ func (m Mark) Events() uint64 { return m.n }
 
 // Mark returns the current position (after the events returned so far).
 func (r *Reader) Mark() Mark {
+	if r.pf != nil {
+		m := r.pf.cur.start
+		m.n += uint64(r.pf.pos)
+		m.skip += uint64(r.pf.pos)
+		return m
+	}
+	return r.streamMark()
+}
+
+// streamMark is the position of the streams.
+func (r *Reader) streamMark() Mark {
 	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark(), pending: cloneEvent(r.pending), base: r.base}
 }
 
@@ -295,6 +324,16 @@ func (r *Reader) Mark() Mark {
 // followed the mark. It costs one block of each stream, whatever the
 // distance.
 func (r *Reader) Seek(m Mark) error {
+	if r.pf != nil {
+		if r.pf.failed() {
+			return r.pf.err
+		}
+		r.stopPrefetch()
+		// What the goroutine met reading ahead (the end of the trace)
+		// the caller has not: the Reader has not failed.
+		r.err = nil
+		defer r.Prefetch()
+	}
 	if r.err != nil {
 		return r.err
 	}
@@ -304,9 +343,14 @@ func (r *Reader) Seek(m Mark) error {
 	if err := r.data.seek(m.data); err != nil {
 		return err
 	}
-	r.n = m.n
+	r.n = m.n - m.skip
 	r.pending = cloneEvent(m.pending)
 	r.base = m.base
+	for range m.skip {
+		if _, err := r.read(); err != nil {
+			return fmt.Errorf("trace: seek to event %d: %w", m.n, err)
+		}
+	}
 	return nil
 }
 
