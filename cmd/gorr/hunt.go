@@ -22,7 +22,7 @@ import (
 var huntOnly = []string{"max-runs", "jobs", "keep", "fail-if-output"}
 
 // passThrough are the record options each recording of a hunt gets.
-var passThrough = []string{"env", "syscall-buffer", "no-syscall-buffer", "verbose", "timeslice", "watchdog", "chaos", "checksum", "portable", "wait", "no-file-cache"}
+var passThrough = []string{"env", "syscall-buffer", "no-syscall-buffer", "verbose", "timeslice", "watchdog", "chaos", "checksum", "portable", "always-trap", "wait", "no-file-cache"}
 
 // cmdHunt is `gorr record --until-failure`: it records path again and
 // again (each run a `gorr record -o DIR` child) until runs fail.

@@ -200,6 +200,9 @@ func cmdDump(args []string) int {
 				if ev.Result < 0 && ev.Result > -4096 {
 					m["errno"] = linux.ErrnoName(int(-ev.Result))
 				}
+				if ev.Flags&trace.TrapsAfter != 0 {
+					m["traps_after"] = true // the process traps rdtsc/cpuid from here on
+				}
 			}
 		case trace.KindSignal:
 			m["signal"] = linux.SignalName(int(ev.Signo))
@@ -211,6 +214,7 @@ func cmdDump(args []string) int {
 			exe, cmd, _ := strings.Cut(ev.Text, "\x00\x00")
 			m["exe"], m["cmd"] = exe, strings.ReplaceAll(cmd, "\x00", " ")
 			m["mappings"] = len(ev.Maps)
+			m["trapped"] = ev.Flags&trace.ExecUntrapped == 0 // rdtsc/cpuid trapped by the kernel
 		case trace.KindExit:
 			m["status"] = fmt.Sprintf("0x%x", ev.Result)
 		case trace.KindSched:

@@ -114,6 +114,10 @@ var helpText = map[string]string{
                               the x86-64-v3 baseline (AVX2, BMI2, FMA, ...:
                               no AVX-512), so the trace replays on any such
                               CPU (replay checks the CPU has what a trace needs)
+      --always-trap           have the kernel trap rdtsc and cpuid in every
+                              process (by default only in those running code
+                              gorr did not scan and patch: JIT code,
+                              writable or non-ELF code)
       --no-file-cache         copy every mapped file into the trace; by
                               default, for a file captured before (same
                               device, inode, size and times), the private

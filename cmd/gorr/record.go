@@ -36,6 +36,7 @@ var recordFlags = []flagSpec{
 	{"h", "chaos", false},
 	{"C", "checksum", false},
 	{"", "portable", false},
+	{"", "always-trap", false},
 	{"w", "wait", false},
 	{"", "until-failure", false},
 	{"", "max-runs", true},
@@ -134,6 +135,7 @@ func cmdRecord(args []string) int {
 	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	opts.Checksum = p.has("checksum")
 	opts.Portable = p.has("portable")
+	opts.AlwaysTrap = p.has("always-trap")
 	opts.WaitAll = p.has("wait")
 	// The buffer is on by default; -n (or GORR_SYSCALL_BUFFER=0, unless
 	// --syscall-buffer is given) turns it off, and -n wins.
@@ -173,6 +175,7 @@ func cmdRecord(args []string) int {
 		fmt.Fprintf(os.Stderr, "gorr: %d events; set-up %.1f ms, recording %.1f ms, closing the trace %.1f ms\n",
 			res.Events, ms(setup), ms(recorded), ms(time.Since(begin)-setup-recorded))
 		fmt.Fprintf(os.Stderr, "gorr: %d preemption points, %d timeslices ended at a call the syscall buffer traced when asked\n", res.Points, res.Yields)
+		fmt.Fprintf(os.Stderr, "gorr: %d processes exec'd, %d trapped rdtsc/cpuid by kernel from exec, %d from a later call (uncovered code)\n", res.Processes, res.TrappedAtExec, res.TrappedLater)
 		record.PrintStats(os.Stderr, res.Stats)
 		record.PrintCalls(os.Stderr, res.Calls, 25)
 	}

@@ -19,8 +19,9 @@ import (
 const pageSize = 4096
 
 // onExecDone snapshots a freshly exec'd address space: it patches the
-// vDSO, turns on rdtsc and cpuid trapping, and records every mapping with
-// the bytes replay needs to rebuild it without the original files.
+// vDSO, sets rdtsc and cpuid trapping (traps.go), and records every
+// mapping with the bytes replay needs to rebuild it without the
+// original files.
 func (r *recorder) onExecDone(t *task, former int) error {
 	defer r.since(phExec, time.Now())
 	maps, err := tracee.Maps(t.tid)
@@ -37,28 +38,19 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	if t.sc == 0 {
 		return fmt.Errorf("tid %d has no vDSO after exec", t.tid)
 	}
-	// The TSC mode is a thread flag that fork, clone and exec keep, and
-	// the program's own PR_SET_TSC calls are answered without the kernel
-	// (syscall.go prctlTSC): set in the initial process, every recorded
-	// task has it (two stops fewer per exec).
-	if !r.tscTrapped {
-		if _, err := tracee.MustInject(t.tid, t.sc, unix.SYS_PRCTL, unix.PR_SET_TSC, unix.PR_TSC_SIGSEGV); err != nil {
-			return fmt.Errorf("trap rdtsc: %w", err)
-		}
-		r.tscTrapped = true
+	// Exec clears cpuid faulting and keeps the TSC mode. The kernel
+	// traps rdtsc and cpuid only if some code of the new process is not
+	// covered by the int3s planted below (traps.go); gorr's own code,
+	// mapped next, has neither.
+	t.kern.cpuid = false
+	t.uncovered = !r.execCovered(t, maps)
+	trapped := r.wantTraps(t)
+	if err := r.setTraps(t, trapped); err != nil {
+		return err
 	}
-	// cpuid faulting (ARCH_SET_CPUID) exists on Intel CPUs only; without
-	// it cpuid runs natively and replay must happen on the same CPU model.
-	// The CPU's answer does not change: once it said no, later execs do
-	// not ask again (two stops fewer per process).
-	if r.cpuidFaulting || !r.noCpuidFaulting {
-		if ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_ARCH_PRCTL, 0x1012, 0); err != nil {
-			return fmt.Errorf("trap cpuid: %w", err)
-		} else if ret == 0 {
-			r.cpuidFaulting = true
-		} else if !r.cpuidFaulting {
-			r.noCpuidFaulting = true
-		}
+	r.trapCount.execs++
+	if trapped {
+		r.trapCount.atExec++
 	}
 	t.buf = nil
 	if r.bufOn {
@@ -82,6 +74,9 @@ func (r *recorder) onExecDone(t *task, former int) error {
 		return err
 	}
 	ev := &trace.Event{Kind: trace.KindExec, Tid: int32(former), NewTid: int32(t.tid), Regs: &regs}
+	if !trapped {
+		ev.Flags = trace.ExecUntrapped
+	}
 	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", t.tid))
 	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", t.tid))
 	ev.Text = exe + "\x00\x00" + strings.TrimRight(string(cmdline), "\x00")
@@ -264,6 +259,9 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	isReg := unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4])), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 	if isReg && a[3]&unix.MAP_SHARED != 0 {
 		defer func() { r.everShared[st.Ino] = true }() // after the check: this mapping is not "elsewhere"
+	}
+	if m.Prot&unix.PROT_EXEC != 0 && !r.coveredMapping(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4])), name, m.Prot, a[3]&unix.MAP_SHARED != 0) {
+		r.gainUncovered(t, ev)
 	}
 	switch {
 	case name == "anon_inode:[perf_event]":

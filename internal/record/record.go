@@ -66,6 +66,10 @@ type Options struct {
 	// process (internal/syscallbuf): the common calls are made and
 	// recorded without a ptrace stop each.
 	SyscallBuffer bool
+	// AlwaysTrap has the kernel trap rdtsc, rdtscp and cpuid in every
+	// process, not only in those with code the recorder did not scan
+	// (traps.go).
+	AlwaysTrap bool
 }
 
 // Result summarises a finished recording.
@@ -78,8 +82,13 @@ type Result struct {
 	// Yields counts the timeslices that ended at a system call the
 	// syscall buffer's stub traced when asked (no point needed).
 	Yields uint64
-	// CPUIDFaulting tells whether cpuid was trapped (Intel only).
+	// CPUIDFaulting tells whether cpuid was trapped by the kernel in
+	// some process (Intel CPUs and some VMs have cpuid faulting).
 	CPUIDFaulting bool
+	// Processes counts the address spaces exec'd; TrappedAtExec those
+	// of them that trapped rdtsc and cpuid by kernel from their exec,
+	// TrappedLater the processes that started to later (traps.go).
+	Processes, TrappedAtExec, TrappedLater int
 	// Stats are the recorder's wall time by phase (record --stats).
 	Stats []PhaseStat
 	// BufferedCalls counts the calls recorded through the syscall buffer.
@@ -127,9 +136,13 @@ type task struct {
 	exFormer   int
 	dying      bool
 	runStart   time.Time
-	tscSigsegv bool     // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
-	groupSig   int      // the signal of the task's last group-stop
-	emu        *emuTask // emulated ptrace state (ptraceemu.go)
+	tscSigsegv bool // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
+	// kern is what the thread's kernel flags trap, uncovered whether its
+	// process has executable memory the recorder did not scan (traps.go).
+	kern      traps
+	uncovered bool
+	groupSig  int      // the signal of the task's last group-stop
+	emu       *emuTask // emulated ptrace state (ptraceemu.go)
 	// interrupted is the call a signal interrupted with
 	// -ERESTART_RESTARTBLOCK, which restart_syscall resumes (syscall.go).
 	interrupted *interruptedCall
@@ -183,9 +196,11 @@ type recorder struct {
 	// noCpuidFaulting: ARCH_SET_CPUID failed at the first exec, so the
 	// CPU has no cpuid faulting (not asked again).
 	noCpuidFaulting bool
-	// tscTrapped: PR_SET_TSC(PR_TSC_SIGSEGV) was set in the initial
-	// process, and so in all its descendants (exec.go).
-	tscTrapped  bool
+	// elfCode caches whether a file version has code sections
+	// (traps.go coveredMapping); trapCount counts the processes by how
+	// they trap.
+	elfCode     map[codeKey]bool
+	trapCount   trapCounts
 	sites       map[string][]patch.Site // by captured file
 	cpuidFiles  map[string]cpuidFile    // constant cpuid sites by captured file (cpuidsites.go)
 	dog         watchdog
@@ -262,7 +277,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, interruptedAt: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, interruptedAt: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}, elfCode: map[codeKey]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -379,7 +394,7 @@ func Record(opts Options) (*Result, error) {
 	if err := r.w.Flush(); err != nil {
 		return nil, err
 	}
-	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, Yields: r.yields, CPUIDFaulting: r.cpuidFaulting, Stats: r.stats.list(), BufferedCalls: r.bufCalls, Calls: r.calls.list(), SharedFiles: slices.Sorted(maps.Keys(r.sharedRels))}, nil
+	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, Yields: r.yields, CPUIDFaulting: r.cpuidFaulting, Processes: r.trapCount.execs, TrappedAtExec: r.trapCount.atExec, TrappedLater: r.trapCount.later, Stats: r.stats.list(), BufferedCalls: r.bufCalls, Calls: r.calls.list(), SharedFiles: slices.Sorted(maps.Keys(r.sharedRels))}, nil
 }
 
 // shielded are the signals gorr ignores while it records (rr's list;
@@ -585,6 +600,9 @@ func (r *recorder) waitFor(tid int) (ptrace.Stop, bool, error) {
 // waitFor, and a resume that finds t gone (ESRCH) marks it lost (r.lost):
 // then lost is true and err nil.
 func (r *recorder) runUntil(t *task, mode, sig int, next func(ptrace.Stop) (ptrace.Action, error)) (st ptrace.Stop, lost bool, err error) {
+	if err := r.armTraps(t, sig); err != nil {
+		return ptrace.Stop{}, false, err
+	}
 	st, err = t.thread().RunVia(r.waitFunc(t), mode, sig, next)
 	return r.lostIfGone(t, st, err)
 }
@@ -690,6 +708,9 @@ func (r *recorder) pick() *task {
 }
 
 func (r *recorder) resumeUser(t *task) error {
+	if err := r.armTraps(t, t.pendingSig); err != nil {
+		return err
+	}
 	if handled, err := r.chaosSteps(t); handled || err != nil {
 		return err
 	}
@@ -1005,7 +1026,7 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 		}
 	}
 	flags, ctidPtr := r.cloneFlags(parent)
-	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv, buf: parent.buf, ownFilter: parent.ownFilter}
+	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv, kern: parent.kern, uncovered: parent.uncovered, buf: parent.buf, ownFilter: parent.ownFilter}
 	if parent.buf != nil && flags&unix.CLONE_VM == 0 {
 		b := *parent.buf // a fork copies the buffer
 		child.buf = &b

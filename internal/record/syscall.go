@@ -395,6 +395,9 @@ func (r *recorder) onExit(t *task) error {
 // exitSpecial records what the declarative table cannot express: mapped
 // files, clone's parent tid, writes to the recorder's stdio.
 func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64) error {
+	if uncoveredCall(t.sysno, a) {
+		r.gainUncovered(t, ev)
+	}
 	switch t.sysno {
 	case unix.SYS_SET_TID_ADDRESS:
 		t.clearTid = a[0]

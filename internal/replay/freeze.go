@@ -533,6 +533,7 @@ func rebuildThreads(lead *rtask, src *snapTask, threads []*snapTask, add func(*r
 		t := &rtask{}
 		*t = th.t
 		t.real = int(res)
+		t.trapped = lead.trapped // cloned from lead: its kernel traps
 		add(t)
 		if err := diversion.WaitInitialStop(t.real); err != nil {
 			return fmt.Errorf("new thread %d: %w", t.real, err)

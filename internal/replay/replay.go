@@ -86,6 +86,10 @@ type rtask struct {
 	// it (CLONE_CHILD_CLEARTID, set_tid_address; 0 after exec), so that
 	// a snapshot can give it back to the task's copy.
 	clearTid uint64
+	// trapped: the thread's kernel flags trap rdtsc, rdtscp and cpuid
+	// (PR_SET_TSC, cpuid faulting where the CPU has it), as replay set
+	// them; fork and clone copy them.
+	trapped bool
 	// othersSinceEntry (debugging): another task had an event after
 	// this one's last syscall entry (it was blocked while they ran).
 	othersSinceEntry bool
@@ -118,6 +122,11 @@ type rproc struct {
 	// threads. A preemption point's pad must not cover such an address
 	// inside its site (findByState, asyncpoint.ResumesInside).
 	resumeAt map[uint64]bool
+	// trap: the kernel traps rdtsc, rdtscp and cpuid in this address
+	// space's threads, as it did in the recording (trace.ExecUntrapped,
+	// trace.TrapsAfter); each thread is set so before its next event
+	// (armTraps).
+	trap bool
 }
 
 // clone copies p for a new address space (fork, a frozen copy).
@@ -274,6 +283,20 @@ func (rp *replayer) task(ev *trace.Event) (*rtask, error) {
 }
 
 func (rp *replayer) step(ev *trace.Event) error {
+	if err := rp.armTraps(ev); err != nil {
+		return err
+	}
+	if err := rp.dispatch(ev); err != nil {
+		return err
+	}
+	if t := rp.tasks[ev.Tid]; t != nil {
+		trapsAfter(t, ev)
+	}
+	return nil
+}
+
+// dispatch replays ev by its kind.
+func (rp *replayer) dispatch(ev *trace.Event) error {
 	switch ev.Kind {
 	case trace.KindExec:
 		return rp.exec(ev)

@@ -185,10 +185,17 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	}
 	// No core files from replayed crashes: RLIMIT_CORE 0 (the limit is
 	// read from the zeroed end of the scratch mapping).
+	// rdtsc and cpuid trapped by kernel as in the recording (traps.go).
+	trap := ev.Flags&trace.ExecUntrapped == 0
+	tsc, cpuid := uint64(unix.PR_TSC_ENABLE), uint64(1)
+	if trap {
+		tsc, cpuid = unix.PR_TSC_SIGSEGV, 0
+	}
 	calls = append(calls,
-		tracee.Call{Nr: unix.SYS_PRCTL, Args: [6]uint64{unix.PR_SET_TSC, unix.PR_TSC_SIGSEGV}},
+		tracee.Call{Nr: unix.SYS_PRCTL, Args: [6]uint64{unix.PR_SET_TSC, tsc}},
 		tracee.Call{Nr: unix.SYS_PRLIMIT64, Args: [6]uint64{0, unix.RLIMIT_CORE, scratch + scratchLen - 16, 0}},
-		tracee.Call{Nr: unix.SYS_ARCH_PRCTL, Args: [6]uint64{0x1012, 0}}) // ARCH_SET_CPUID: may fail (no CPUID faulting)
+		tracee.Call{Nr: unix.SYS_ARCH_PRCTL, Args: [6]uint64{0x1012, cpuid}}) // ARCH_SET_CPUID: may fail (no CPUID faulting)
+	t.trapped, t.proc.trap = trap, trap
 	if res, err = tracee.InjectBatch(t.real, t.mem, scratch, calls); err != nil {
 		return fmt.Errorf("replay exec: %w", err)
 	}
@@ -236,7 +243,7 @@ func (rp *replayer) newTask(ev *trace.Event) error {
 		}
 		t.restoreMem = nil
 	}
-	child := &rtask{rec: ev.NewTid, real: int(msg), proc: t.proc}
+	child := &rtask{rec: ev.NewTid, real: int(msg), proc: t.proc, trapped: t.trapped}
 	if ev.Flags&unix.CLONE_CHILD_CLEARTID != 0 {
 		switch ev.Sysno {
 		case unix.SYS_CLONE:

@@ -60,6 +60,25 @@ const (
 	KindPtraceWrite
 )
 
+// Flags of KindExec and KindSyscallExit events that say where the kernel
+// traps rdtsc, rdtscp and cpuid (PR_SET_TSC, cpuid faulting). Without
+// them every process traps them; a process whose executable memory is
+// all code the recorder scanned and patched (each such instruction an
+// int3 it emulates) needs no kernel trap, which makes every context
+// switch into and out of it cheaper (docs/determinism.md). Replay sets
+// the same, or traps more (harmless: no untrapped process runs one of
+// these instructions except through its int3).
+const (
+	// ExecUntrapped (KindExec): the new process runs with these
+	// instructions untrapped by the kernel.
+	ExecUntrapped = 1
+	// TrapsAfter (KindSyscallExit): the call gave its process executable
+	// memory the recorder could not scan (anonymous, writable, shared or
+	// not an ELF file's code): from this event on, every thread of the
+	// process traps them, each before it next runs user code.
+	TrapsAfter = 0x400
+)
+
 // Regs is the x86-64 user_regs_struct in kernel order (27 words); it is
 // internal/machine's, aliased here so the format's users keep the name.
 type Regs = machine.Regs

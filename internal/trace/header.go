@@ -20,7 +20,10 @@ const (
 	// is bumped for every change of the format, compatible or not.
 	// 3: paired system-call frames (evPair).
 	// 4: registers as changes from the previous frame's (evRegsDelta).
-	FormatVersion = 4
+	// 5: rdtsc and cpuid trapped per process (ExecUntrapped, TrapsAfter;
+	// a reader that ignores them traps everywhere, which replays the
+	// same).
+	FormatVersion = 5
 	// ReaderVersion is the highest RequiredReaderVersion this package can
 	// read. A writer sets RequiredReaderVersion to the oldest reader
 	// version that reads its traces correctly; it is bumped only for
