@@ -43,6 +43,7 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	// covered by the int3s planted below (traps.go); gorr's own code,
 	// mapped next, has neither.
 	t.kern.cpuid = false
+	t.vmWith = 0 // an address space of its own now
 	t.uncovered = !r.execCovered(t, maps)
 	trapped := r.wantTraps(t)
 	if err := r.setTraps(t, trapped); err != nil {
@@ -258,7 +259,10 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	var st unix.Stat_t
 	isReg := unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4])), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 	if isReg && a[3]&unix.MAP_SHARED != 0 {
-		defer func() { r.everShared[st.Ino] = true }() // after the check: this mapping is not "elsewhere"
+		defer func() { // after the check: this mapping is not "elsewhere"
+			r.everShared[st.Ino] = true
+			r.addSharer(t)
+		}()
 	}
 	if m.Prot&unix.PROT_EXEC != 0 && !r.coveredMapping(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4])), name, m.Prot, a[3]&unix.MAP_SHARED != 0) {
 		r.gainUncovered(t, ev)
@@ -311,38 +315,28 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 
 // sharedElsewhere says whether inode ino, last captured for a MAP_SHARED
 // mapping, is still mapped MAP_SHARED by a recorded process outside the
-// new mapping m of t.
+// new mapping m of t. Only the processes in r.sharers can have such a
+// mapping; those whose maps are gone (exited) leave the set.
 func (r *recorder) sharedElsewhere(t *task, m tracee.Map, ino uint64) bool {
 	if r.sharedFiles[ino] == "" || !r.everShared[ino] {
 		return false
 	}
 	defer r.since(phShared, time.Now())
-	seen := map[int]bool{}
-	for _, o := range append([]*task{t}, taskList(r.tasks)...) {
-		pid := tracee.Tgid(o.tid)
-		if seen[pid] {
-			continue
-		}
-		seen[pid] = true
+	for pid := range r.sharers {
 		maps, err := tracee.Maps(pid)
 		if err != nil {
+			if !r.processLive(pid) {
+				delete(r.sharers, pid)
+			}
 			continue
 		}
 		for _, mp := range maps {
-			if mp.Shared && mp.Inode == ino && (pid != tracee.Tgid(t.tid) || mp.End <= m.Start || mp.Start >= m.End) {
+			if mp.Shared && mp.Inode == ino && (pid != t.tgid || mp.End <= m.Start || mp.Start >= m.End) {
 				return true
 			}
 		}
 	}
 	return false
-}
-
-func taskList(tasks map[int]*task) []*task {
-	out := make([]*task, 0, len(tasks))
-	for _, t := range tasks {
-		out = append(out, t)
-	}
-	return out
 }
 
 // recordShmat records a System V shared memory segment attached at addr
@@ -360,6 +354,7 @@ func (r *recorder) recordShmat(t *task, ev *trace.Event, addr uint64) error {
 		tm := trace.Mapping{Start: m.Start, End: m.End, Prot: m.Prot, Flags: unix.MAP_SHARED, Offset: m.Offset, Name: m.Name}
 		shared := r.sharedElsewhere(t, m, m.Inode)
 		r.everShared[m.Inode] = true
+		r.addSharer(t)
 		if shared {
 			tm.File = r.sharedFiles[m.Inode]
 		} else {

@@ -119,6 +119,7 @@ const (
 type task struct {
 	tid        int
 	tgid       int // its process (kept: /proc forgets it once the task is reaped)
+	vmWith     int // a vfork child until it execs: the parent's tgid (its address space)
 	state      tstate
 	at         stopAt
 	pendingSig int
@@ -210,6 +211,12 @@ type recorder struct {
 	// a file mapping of any other inode needs no scan of every process's
 	// maps (exec.go sharedElsewhere).
 	everShared map[uint64]bool
+	// sharers holds the processes (tgids) that may have a MAP_SHARED
+	// mapping of a file or a shared memory segment: those that made one,
+	// the children they forked since, and both sides of a clone that
+	// shares the address space but not the thread group. sharedElsewhere
+	// reads the maps of these only; a process that has gone is dropped.
+	sharers map[int]bool
 	// interruptedAt holds the addresses where a handled signal
 	// interrupted a thread (any process: a superset of what replay
 	// tracks per address space). The handler's return, or the Go
@@ -277,7 +284,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, interruptedAt: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}, elfCode: map[codeKey]bool{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, sharers: map[int]bool{}, interruptedAt: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}, elfCode: map[codeKey]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -901,6 +908,15 @@ type heldExit struct {
 // threads, and the new program goes on).
 
 // processLive tells whether a task of process tgid is still alive.
+// addSharer notes that t's process has made a MAP_SHARED mapping (so has
+// the parent whose address space a vfork child still uses).
+func (r *recorder) addSharer(t *task) {
+	r.sharers[t.tgid] = true
+	if t.vmWith != 0 {
+		r.sharers[t.vmWith] = true
+	}
+}
+
 func (r *recorder) processLive(tgid int) bool {
 	for _, o := range r.tasks {
 		if o.tgid == tgid {
@@ -1027,6 +1043,26 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 	}
 	flags, ctidPtr := r.cloneFlags(parent)
 	child := &task{tid: ctid, at: atSignal, sc: parent.sc, tscSigsegv: parent.tscSigsegv, kern: parent.kern, uncovered: parent.uncovered, buf: parent.buf, ownFilter: parent.ownFilter}
+	if event == unix.PTRACE_EVENT_FORK || event == unix.PTRACE_EVENT_VFORK {
+		child.tgid = ctid // a new process (not read from /proc)
+	}
+	switch {
+	case flags&unix.CLONE_THREAD != 0:
+	case event == unix.PTRACE_EVENT_VFORK:
+		// The parent waits while the child uses its address space: a
+		// shared mapping the child makes before it execs is the
+		// parent's too (addSharer).
+		child.vmWith = parent.tgid
+		if r.sharers[parent.tgid] {
+			r.sharers[ctid] = true
+		}
+	case flags&unix.CLONE_VM != 0:
+		// Two processes running in one address space: what either
+		// maps the other has.
+		r.sharers[parent.tgid], r.sharers[ctid] = true, true
+	case r.sharers[parent.tgid]:
+		r.sharers[ctid] = true // a fork keeps MAP_SHARED mappings
+	}
 	if parent.buf != nil && flags&unix.CLONE_VM == 0 {
 		b := *parent.buf // a fork copies the buffer
 		child.buf = &b
