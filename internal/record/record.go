@@ -907,7 +907,6 @@ type heldExit struct {
 // last thread has died, or when it execs (an exec kills the other
 // threads, and the new program goes on).
 
-// processLive tells whether a task of process tgid is still alive.
 // addSharer notes that t's process has made a MAP_SHARED mapping (so has
 // the parent whose address space a vfork child still uses).
 func (r *recorder) addSharer(t *task) {
@@ -917,6 +916,7 @@ func (r *recorder) addSharer(t *task) {
 	}
 }
 
+// processLive tells whether a task of process tgid is still alive.
 func (r *recorder) processLive(tgid int) bool {
 	for _, o := range r.tasks {
 		if o.tgid == tgid {
@@ -1048,6 +1048,7 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 	}
 	switch {
 	case flags&unix.CLONE_THREAD != 0:
+		// A thread: its process's mappings are already accounted for.
 	case event == unix.PTRACE_EVENT_VFORK:
 		// The parent waits while the child uses its address space: a
 		// shared mapping the child makes before it execs is the
