@@ -2,6 +2,7 @@ package record
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
@@ -30,7 +31,7 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	}
 	for _, m := range maps {
 		if m.Name == "[vdso]" {
-			if t.sc, err = tracee.PatchVDSO(t.mem, m); err != nil {
+			if t.sc, err = r.vdso.Patch(t.mem, m); err != nil {
 				return err
 			}
 		}
@@ -196,9 +197,10 @@ func (r *recorder) releaseSpare() {
 	r.spare = r.spare[:0]
 }
 
-// diffPages returns the pages of [start,end) whose content differs from
-// base at offset off (zero past its end; all zeros when base is nil),
-// read from the tracee. Only pages with memory of their own are read
+// diffPages returns the writes that turn base at offset off (zero past
+// its end; all zeros when base is nil) into the content of [start,end),
+// read from the tracee: the changed bytes of the pages that differ
+// (appendChanges). Only pages with memory of their own are read
 // (Mem.PopulatedPages): the others read as base, or as zeros in an
 // anonymous mapping, so a huge sparse mapping costs only its few pages.
 // Mappings the kernel provides ([vdso] and the like) are read whole.
@@ -226,14 +228,8 @@ func (r *recorder) diffPages(t *task, start, end uint64, name string, base io.Re
 			}
 			for p := 0; p < got; p += pageSize {
 				page := buf[p : p+pageSize]
-				if bytes.Equal(page, want[p:p+pageSize]) {
-					continue
-				}
-				pa := a + uint64(p)
-				if k := len(out); k > 0 && out[k-1].Addr+uint64(len(out[k-1].Data)) == pa {
-					out[k-1].Data = append(out[k-1].Data, page...)
-				} else {
-					out = append(out, trace.MemWrite{Addr: pa, Data: append([]byte(nil), page...)})
+				if !bytes.Equal(page, want[p:p+pageSize]) {
+					out = appendChanges(out, a+uint64(p), page, want[p:p+pageSize])
 				}
 			}
 			if got < n {
@@ -241,6 +237,46 @@ func (r *recorder) diffPages(t *task, start, end uint64, name string, base io.Re
 			}
 			a += uint64(got)
 		}
+	}
+	return out
+}
+
+// changeGap is the longest run of unchanged bytes appendChanges keeps
+// inside one write rather than starting another (a write costs its
+// address and length in the trace, and a system call in replay).
+const changeGap = 32
+
+// appendChanges appends to out the writes that turn old into cur, both
+// the bytes at addr: the runs of changed bytes, joined across runs of
+// fewer than changeGap unchanged ones, and joined to the last write of out
+// when that ends at the first. A patched code page (int3s and jumps at a
+// few sites) costs its changed bytes instead of the whole page.
+func appendChanges(out []trace.MemWrite, addr uint64, cur, old []byte) []trace.MemWrite {
+	n := len(cur)
+	for i := 0; i < n; {
+		// Skip equal bytes, eight at a time where they are.
+		for i+8 <= n && binary.LittleEndian.Uint64(cur[i:]) == binary.LittleEndian.Uint64(old[i:]) {
+			i += 8
+		}
+		for i < n && cur[i] == old[i] {
+			i++
+		}
+		if i == n {
+			break
+		}
+		start, end := i, i+1
+		for j := end; j < n && j-end < changeGap; j++ {
+			if cur[j] != old[j] {
+				end = j + 1
+			}
+		}
+		at := addr + uint64(start)
+		if k := len(out); k > 0 && out[k-1].Addr+uint64(len(out[k-1].Data)) == at {
+			out[k-1].Data = append(out[k-1].Data, cur[start:end]...)
+		} else {
+			out = append(out, trace.MemWrite{Addr: at, Data: append([]byte(nil), cur[start:end]...)})
+		}
+		i = end
 	}
 	return out
 }

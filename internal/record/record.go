@@ -200,8 +200,10 @@ type recorder struct {
 	// elfCode caches whether a file version has code sections
 	// (traps.go coveredMapping); trapCount counts the processes by how
 	// they trap.
-	elfCode     map[codeKey]bool
-	trapCount   trapCounts
+	elfCode   map[codeKey]bool
+	trapCount trapCounts
+	// vdso rewrites each new process's vDSO (worked out once).
+	vdso        tracee.VDSOPatcher
 	sites       map[string][]patch.Site // by captured file
 	cpuidFiles  map[string]cpuidFile    // constant cpuid sites by captured file (cpuidsites.go)
 	dog         watchdog

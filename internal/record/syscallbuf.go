@@ -71,12 +71,16 @@ func (r *recorder) setupBuf(t *task) ([]tracee.Map, error) {
 	for _, m := range maps {
 		if m.Name == "[vdso]" {
 			// The time functions, rewritten into `mov; syscall; ret` by
-			// tracee.PatchVDSO, go through the stub too.
-			code := make([]byte, m.End-m.Start)
-			if err := t.mem.ReadMem(m.Start, code); err == nil {
-				if err := t.mem.WriteCode(syscallbuf.Patch(syscallbuf.ScanMem(code), m.Start, 0, m.End-m.Start, &t.buf.next)); err != nil {
-					return nil, fmt.Errorf("redirect the vDSO's functions: %w", err)
+			// r.vdso (onExecDone), go through the stub too.
+			code := r.vdso.Patched()
+			if uint64(len(code)) != m.Size() {
+				code = make([]byte, m.Size())
+				if err := t.mem.ReadMem(m.Start, code); err != nil {
+					continue
 				}
+			}
+			if err := t.mem.WriteCode(syscallbuf.Patch(syscallbuf.ScanMem(code), m.Start, 0, m.End-m.Start, &t.buf.next)); err != nil {
+				return nil, fmt.Errorf("redirect the vDSO's functions: %w", err)
 			}
 			continue
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"debug/elf"
 	"fmt"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 // vdso functions rewritten into plain system calls, so that time and CPU
@@ -21,26 +23,73 @@ var vdsoSyscalls = map[string]uint32{
 // returns -ENOSYS so callers fall back to the getrandom system call. It
 // returns the address of one `syscall` instruction inside the vDSO.
 func PatchVDSO(mem *Mem, m Map) (uint64, error) {
+	var p VDSOPatcher
+	return p.Patch(mem, m)
+}
+
+// VDSOPatcher does what PatchVDSO does, working the rewrite out once per
+// vDSO image: every process of a kernel maps the same one, so a recorder
+// that keeps a VDSOPatcher parses the ELF image once, and then only reads
+// each new process's vDSO to compare it and writes the rewrite.
+type VDSOPatcher struct {
+	img     []byte // the image the rewrite was worked out for
+	patched []byte // img rewritten
+	writes  []vdsoWrite
+	sc      uint64 // offset in the image of a syscall instruction
+}
+
+// vdsoWrite is code written at an offset into the vDSO image.
+type vdsoWrite struct {
+	off  uint64
+	code []byte
+}
+
+// Patch rewrites the vDSO mapped at m in mem's address space as
+// PatchVDSO does and returns the address of a syscall instruction in it.
+func (p *VDSOPatcher) Patch(mem *Mem, m Map) (uint64, error) {
 	img := make([]byte, m.Size())
 	if err := mem.ReadMem(m.Start, img); err != nil {
 		return 0, fmt.Errorf("read vdso: %w", err)
 	}
+	if p.img == nil || !bytes.Equal(img, p.img) {
+		if err := p.plan(img); err != nil {
+			return 0, err
+		}
+	}
+	ws := make([]trace.MemWrite, len(p.writes))
+	for i, w := range p.writes {
+		ws[i] = trace.MemWrite{Addr: m.Start + w.off, Data: w.code}
+	}
+	if err := mem.WriteCode(ws); err != nil {
+		return 0, fmt.Errorf("patch vdso: %w", err)
+	}
+	return m.Start + p.sc, nil
+}
+
+// Patched returns the rewritten image of the last vDSO Patch rewrote
+// (what that process's vDSO holds until something else writes it), nil
+// before any. The caller must not modify it.
+func (p *VDSOPatcher) Patched() []byte { return p.patched }
+
+// plan works out the rewrite of img.
+func (p *VDSOPatcher) plan(img []byte) error {
 	f, err := elf.NewFile(bytes.NewReader(img))
 	if err != nil {
-		return 0, fmt.Errorf("parse vdso: %w", err)
+		return fmt.Errorf("parse vdso: %w", err)
 	}
 	syms, err := f.DynamicSymbols()
 	if err != nil {
-		return 0, fmt.Errorf("vdso symbols: %w", err)
+		return fmt.Errorf("vdso symbols: %w", err)
 	}
 	var base uint64
-	for _, p := range f.Progs {
-		if p.Type == elf.PT_LOAD {
-			base = p.Vaddr - p.Off
+	for _, ph := range f.Progs {
+		if ph.Type == elf.PT_LOAD {
+			base = ph.Vaddr - ph.Off
 			break
 		}
 	}
-	var scAddr uint64
+	var writes []vdsoWrite
+	sc, found := uint64(0), false
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
 			continue
@@ -49,11 +98,11 @@ func PatchVDSO(mem *Mem, m Map) (uint64, error) {
 		if len(name) > 7 && name[:7] == "__vdso_" {
 			name = name[7:]
 		}
-		addr := m.Start + s.Value - base
+		off := s.Value - base
 		var code []byte
 		if nr, ok := vdsoSyscalls[name]; ok {
 			code = []byte{0xb8, byte(nr), byte(nr >> 8), 0, 0, 0x0f, 0x05, 0xc3}
-			scAddr = addr + 5
+			sc, found = off+5, true
 		} else if name == "getrandom" {
 			// mov rax, -38 (ENOSYS); ret
 			code = []byte{0x48, 0xc7, 0xc0, 0xda, 0xff, 0xff, 0xff, 0xc3}
@@ -61,14 +110,20 @@ func PatchVDSO(mem *Mem, m Map) (uint64, error) {
 			continue
 		}
 		if s.Size != 0 && s.Size < uint64(len(code)) {
-			return 0, fmt.Errorf("vdso function %s is only %d bytes", s.Name, s.Size)
+			return fmt.Errorf("vdso function %s is only %d bytes", s.Name, s.Size)
 		}
-		if err := mem.WriteMem(addr, code); err != nil {
-			return 0, fmt.Errorf("patch vdso %s: %w", s.Name, err)
+		if off+uint64(len(code)) > uint64(len(img)) {
+			return fmt.Errorf("vdso function %s lies outside the vdso", s.Name)
 		}
+		writes = append(writes, vdsoWrite{off: off, code: code})
 	}
-	if scAddr == 0 {
-		return 0, fmt.Errorf("vdso has no clock_gettime to patch")
+	if !found {
+		return fmt.Errorf("vdso has no clock_gettime to patch")
 	}
-	return scAddr, nil
+	patched := bytes.Clone(img)
+	for _, w := range writes {
+		copy(patched[w.off:], w.code)
+	}
+	p.img, p.patched, p.writes, p.sc = img, patched, writes, sc
+	return nil
 }
