@@ -85,6 +85,13 @@ type Program struct {
 	// RecordFlags are extra `gorr record` flags for this program (for
 	// example a short --timeslice, to take many preemption points).
 	RecordFlags []string `json:"record_flags"`
+	// Needs lists what the machine must offer for the program to run as
+	// its entry expects (machine_test.go). Without it: int80, the
+	// program dies of SIGSEGV natively, and its recording must replay
+	// that; rdtsc-trap, gorr must warn at record that it cannot record
+	// rdtsc in JIT code, and replay must reproduce the run or report a
+	// divergence (expectLacking).
+	Needs []string `json:"needs"`
 }
 
 func loadManifest(t *testing.T) []Program {
@@ -257,6 +264,10 @@ func TestCorpus(t *testing.T) {
 			t.Parallel()
 			bin := build(t, p)
 			argv := append([]string{bin}, p.Args...)
+			if c := missing(t, p); c != "" {
+				expectLacking(t, p, argv, c)
+				return
+			}
 			if p.Unsupported != "" {
 				expectUnsupported(t, p, argv)
 				return
@@ -279,6 +290,33 @@ func TestCorpus(t *testing.T) {
 				t.Fatalf("two recordings printed the same output; the program does not exercise nondeterminism:\n%s", outputs[0])
 			}
 		})
+	}
+}
+
+// expectLacking checks what gorr does with p on a machine without c, one
+// of p's needs (see Program.Needs).
+func expectLacking(t *testing.T, p Program, argv []string, c string) {
+	t.Logf("this machine lacks %s", c)
+	p.Unsupported = ""
+	rec, rep := recordReplay(t, p, argv)
+	switch c {
+	case "int80":
+		if rec.Signal != int(syscall.SIGSEGV) {
+			t.Fatalf("without int $0x80 the program should die of SIGSEGV\n%v", rec)
+		}
+		compare(t, rec, rep)
+	case "rdtsc-trap":
+		const warning = "this machine does not trap rdtsc"
+		if !bytes.Contains(rec.Stderr, []byte(warning)) {
+			t.Fatalf("want the recording to warn %q\n%v", warning, rec)
+		}
+		if rep.Code != 0 && bytes.Contains(rep.Stderr, []byte("replay diverged")) {
+			t.Logf("replay reported the divergence, as it must:\n%s", rep.Stderr)
+			return
+		}
+		compare(t, rec, rep) // an identical replay, never a different one
+	default:
+		t.Fatalf("no expectation for a machine without %s", c)
 	}
 }
 

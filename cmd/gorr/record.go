@@ -132,7 +132,7 @@ func cmdRecord(args []string) int {
 	if p.has("verbose") {
 		log = os.Stderr
 	}
-	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Warn: os.Stderr}
 	opts.Checksum = p.has("checksum")
 	opts.Portable = p.has("portable")
 	opts.AlwaysTrap = p.has("always-trap")

@@ -46,6 +46,9 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	t.kern.cpuid = false
 	t.vmWith = 0 // an address space of its own now
 	t.uncovered = !r.execCovered(t, maps)
+	if t.uncovered {
+		r.warnUntrappedTSC(t)
+	}
 	trapped := r.wantTraps(t)
 	if err := r.setTraps(t, trapped); err != nil {
 		return err

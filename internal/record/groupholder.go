@@ -50,12 +50,15 @@ var holderCode = []byte{
 	'g', 'o', 'r', 'r', '-', 'h', 'o', 'l', 'd', 'e', 'r', 0, // name:
 }
 
-// holderELF returns the holder program as an ELF64 executable: the file
-// header, one PT_LOAD program header mapping the whole file read and
-// execute at holderLoadAddr, and the code.
-func holderELF() []byte {
+// holderELF returns the holder program as an ELF64 executable.
+func holderELF() []byte { return tinyELF(holderCode) }
+
+// tinyELF returns code as a static ELF64 executable: the file header, one
+// PT_LOAD program header mapping the whole file read and execute at
+// holderLoadAddr, and the code, its entry point.
+func tinyELF(code []byte) []byte {
 	const ehSize, phSize = 64, 56
-	b := make([]byte, ehSize+phSize, ehSize+phSize+len(holderCode))
+	b := make([]byte, ehSize+phSize, ehSize+phSize+len(code))
 	le := binary.LittleEndian
 	copy(b, "\x7fELF")
 	b[4], b[5], b[6] = 2, 1, 1                         // ELFCLASS64, little endian, EV_CURRENT
@@ -73,11 +76,11 @@ func holderELF() []byte {
 	le.PutUint64(ph[8:], 0)   // offset
 	le.PutUint64(ph[16:], holderLoadAddr)
 	le.PutUint64(ph[24:], holderLoadAddr)
-	n := uint64(ehSize + phSize + len(holderCode))
+	n := uint64(ehSize + phSize + len(code))
 	le.PutUint64(ph[32:], n) // file size
 	le.PutUint64(ph[40:], n) // memory size
 	le.PutUint64(ph[48:], 0x1000)
-	return append(b, holderCode...)
+	return append(b, code...)
 }
 
 // startGroupHolder starts a process-group holder in a new group and
@@ -102,19 +105,27 @@ func startGroupHolder() (*exec.Cmd, int) {
 
 // startELFHolder runs holderELF from a memfd.
 func startELFHolder() (*exec.Cmd, error) {
-	fd, err := unix.MemfdCreate("gorr-group-holder", unix.MFD_CLOEXEC)
+	return startTinyELF(holderELF(), "gorr-group-holder", &syscall.SysProcAttr{Setpgid: true}, nil)
+}
+
+// startTinyELF starts the executable elf (tinyELF) from a memfd named
+// name, with attributes attr and standard output stdout (nil: none).
+func startTinyELF(elf []byte, name string, attr *syscall.SysProcAttr, stdout *os.File) (*exec.Cmd, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
 	}
-	f := os.NewFile(uintptr(fd), "gorr-group-holder")
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
-	if _, err := f.Write(holderELF()); err != nil {
-		return nil, fmt.Errorf("write the group holder: %w", err)
+	if _, err := f.Write(elf); err != nil {
+		return nil, fmt.Errorf("write %s: %w", name, err)
 	}
 	// The child resolves /proc/self/fd/N while it still has the
 	// descriptor (close-on-exec closes it only once the exec succeeded).
-	h := &exec.Cmd{Path: fmt.Sprintf("/proc/self/fd/%d", fd), Args: []string{"gorr-group-holder"}, Env: []string{},
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true}}
+	h := &exec.Cmd{Path: fmt.Sprintf("/proc/self/fd/%d", fd), Args: []string{name}, Env: []string{}, SysProcAttr: attr}
+	if stdout != nil {
+		h.Stdout = stdout
+	}
 	if err := h.Start(); err != nil {
 		return nil, err
 	}

@@ -41,6 +41,9 @@ type Options struct {
 	Stdout  *os.File
 	Stderr  *os.File
 	Log     io.Writer // verbose log, may be nil
+	// Warn receives warnings about what the recording may miss (nil:
+	// none are written).
+	Warn io.Writer
 	// Portable limits the CPUID features tracees see to cpu.Baseline.
 	Portable bool
 	// Timeslice is how long one thread may run user code without a
@@ -202,6 +205,10 @@ type recorder struct {
 	// they trap.
 	elfCode   map[codeKey]bool
 	trapCount trapCounts
+	// tscProbed: whether PR_SET_TSC traps rdtsc here, 0 not asked yet,
+	// 1 yes, 2 no (tscprobe.go); tscWarned: warnUntrappedTSC has warned.
+	tscProbed int
+	tscWarned bool
 	// vdso rewrites each new process's vDSO (worked out once).
 	vdso        tracee.VDSOPatcher
 	sites       map[string][]patch.Site // by captured file

@@ -118,6 +118,7 @@ func (r *recorder) gainUncovered(t *task, ev *trace.Event) {
 	if t.uncovered {
 		return
 	}
+	r.warnUntrappedTSC(t)
 	r.trapCount.later++
 	if !r.opts.AlwaysTrap {
 		ev.Flags |= trace.TrapsAfter
