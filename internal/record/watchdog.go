@@ -227,7 +227,16 @@ func (r *recorder) takeYield(t *task) error {
 		t.yielded = true
 		return nil
 	}
-	return r.lost(t, t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrYield, make([]byte, 4)))
+	if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrYield, make([]byte, 4)); err != nil {
+		// The process may have lost its address space since the read
+		// (another thread's exit_group: the write then makes no
+		// progress): nothing is left to clear.
+		if t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrYield, w[:]) != nil {
+			return nil
+		}
+		return r.lost(t, err)
+	}
+	return nil
 }
 
 // isOurs tells whether a watchdogSignal stop was sent by gorr.
