@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -36,56 +37,76 @@ func Maps(pid int) ([]Map, error) {
 		return nil, fmt.Errorf("read maps: %w", err)
 	}
 	defer f.Close()
+	return parseMaps(f)
+}
+
+// parseMaps parses the content of a /proc/pid/maps file. (Replay reads
+// the maps at every file mapping and exec: the scanner's buffer starts
+// at a page, and lines are split without allocating their fields.)
+func parseMaps(r io.Reader) ([]Map, error) {
 	var out []Map
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1<<20)
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), 1<<20)
 	for sc.Scan() {
-		line := sc.Text()
-		fields := strings.Fields(line)
-		if len(fields) < 5 {
-			continue
+		m, ok, err := parseMapsLine(sc.Text())
+		if err != nil {
+			return nil, err
 		}
-		var m Map
-		se := strings.SplitN(fields[0], "-", 2)
-		if len(se) != 2 {
-			return nil, fmt.Errorf("maps line %q: bad range", line)
+		if ok {
+			out = append(out, m)
 		}
-		if m.Start, err = strconv.ParseUint(se[0], 16, 64); err != nil {
-			return nil, fmt.Errorf("maps line %q: %w", line, err)
-		}
-		if m.End, err = strconv.ParseUint(se[1], 16, 64); err != nil {
-			return nil, fmt.Errorf("maps line %q: %w", line, err)
-		}
-		perms := fields[1]
-		if len(perms) >= 4 {
-			if perms[0] == 'r' {
-				m.Prot |= unix.PROT_READ
-			}
-			if perms[1] == 'w' {
-				m.Prot |= unix.PROT_WRITE
-			}
-			if perms[2] == 'x' {
-				m.Prot |= unix.PROT_EXEC
-			}
-			m.Shared = perms[3] == 's'
-		}
-		m.Offset, _ = strconv.ParseUint(fields[2], 16, 64)
-		m.Dev = fields[3]
-		m.Inode, _ = strconv.ParseUint(fields[4], 10, 64)
-		if len(fields) >= 6 {
-			// The name may contain spaces: it is what follows the fifth field.
-			rest := line
-			for k := 0; k < 5; k++ {
-				rest = strings.TrimLeft(rest, " \t")
-				if i := strings.IndexAny(rest, " \t"); i >= 0 {
-					rest = rest[i:]
-				}
-			}
-			m.Name = strings.TrimSpace(rest)
-		}
-		out = append(out, m)
 	}
 	return out, sc.Err()
+}
+
+// parseMapsLine parses one line of a maps file (ok false for a line of
+// fewer than five fields).
+func parseMapsLine(line string) (m Map, ok bool, err error) {
+	rest := line
+	field := func() string {
+		rest = strings.TrimLeft(rest, " \t")
+		i := strings.IndexAny(rest, " \t")
+		if i < 0 {
+			f := rest
+			rest = ""
+			return f
+		}
+		f := rest[:i]
+		rest = rest[i:]
+		return f
+	}
+	rng, perms, off, dev, inode := field(), field(), field(), field(), field()
+	if inode == "" {
+		return m, false, nil
+	}
+	start, end, found := strings.Cut(rng, "-")
+	if !found {
+		return m, false, fmt.Errorf("maps line %q: bad range", line)
+	}
+	if m.Start, err = strconv.ParseUint(start, 16, 64); err != nil {
+		return m, false, fmt.Errorf("maps line %q: %w", line, err)
+	}
+	if m.End, err = strconv.ParseUint(end, 16, 64); err != nil {
+		return m, false, fmt.Errorf("maps line %q: %w", line, err)
+	}
+	if len(perms) >= 4 {
+		if perms[0] == 'r' {
+			m.Prot |= unix.PROT_READ
+		}
+		if perms[1] == 'w' {
+			m.Prot |= unix.PROT_WRITE
+		}
+		if perms[2] == 'x' {
+			m.Prot |= unix.PROT_EXEC
+		}
+		m.Shared = perms[3] == 's'
+	}
+	m.Offset, _ = strconv.ParseUint(off, 16, 64)
+	m.Dev = dev
+	m.Inode, _ = strconv.ParseUint(inode, 10, 64)
+	// The name may contain spaces: it is what follows the fifth field.
+	m.Name = strings.TrimSpace(rest)
+	return m, true, nil
 }
 
 // FindGap returns a page-aligned address of size bytes that overlaps none
