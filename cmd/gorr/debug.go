@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorr-debugger/gorr/internal/debugserver"
+	"github.com/gorr-debugger/gorr/internal/loopback"
 	"github.com/gorr-debugger/gorr/internal/session"
 )
 
@@ -43,9 +43,9 @@ func debugReplay(opts session.Options, p parsed, gdbArgs []string) int {
 		}
 		opts.Snapshots.Interval = d
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+	l, err := loopback.Listen(port)
 	if err != nil {
-		return fatalf("replay: listen on 127.0.0.1:%d: %v", port, err)
+		return fatalf("replay: %v", err)
 	}
 	defer l.Close()
 	sess, first, err := session.StartSession(opts)
@@ -76,7 +76,7 @@ func debugReplay(opts session.Options, p parsed, gdbArgs []string) int {
 	if exe == "" {
 		return fatalf("replay: the trace has no executable to debug")
 	}
-	addr := l.Addr().String()
+	addr := l.Addr()
 	if v := os.Getenv("GORR_LOG_RSP"); v != "" {
 		// A path logs to that file (useful when a front end such as
 		// Delve swallows gorr's stderr); anything else to stderr.

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"sort"
 	"strings"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/debugapi"
 	"github.com/gorr-debugger/gorr/internal/gdbrsp"
+	"github.com/gorr-debugger/gorr/internal/loopback"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 )
 
@@ -70,7 +70,7 @@ func (s *Server) SetStop(st debugapi.Stop) {
 
 // ServeListener accepts one connection and serves it until the debugger
 // detaches, kills the replay or disconnects.
-func (s *Server) ServeListener(l net.Listener) error {
+func (s *Server) ServeListener(l *loopback.Listener) error {
 	c, err := l.Accept()
 	if err != nil {
 		return err
