@@ -171,6 +171,7 @@ func cmdRecord(args []string) int {
 	if err := w.Close(hdr); err != nil {
 		return fatalf("record: finish trace: %v", err)
 	}
+	w.MarkCaptured(trace.DefaultVerifyCacheDir())
 	if p.has("stats") {
 		fmt.Fprintf(os.Stderr, "gorr: %d events; set-up %.1f ms, recording %.1f ms, closing the trace %.1f ms\n",
 			res.Events, ms(setup), ms(recorded), ms(time.Since(begin)-setup-recorded))

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A file that matched is not hashed again while its identity stays the
@@ -104,4 +106,57 @@ func TestVerifyCacheTrim(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(c.dir, "m0")); err == nil {
 		t.Error("the least recently used marker was kept")
 	}
+}
+
+// The recorder marks the files it captured at once (no settle time): the
+// first verification finds the markers, and a later write is still seen.
+func TestMarkCaptured(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "trace")
+	w := mustCreate(t, dir)
+	src := filepath.Join(root, "lib.so")
+	if err := os.WriteFile(src, []byte("the library's bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := w.CaptureFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, w)
+	cacheDir := filepath.Join(root, "verified")
+	w.MarkCaptured(cacheDir)
+	ents, _ := os.ReadDir(cacheDir)
+	if len(ents) != 1 {
+		t.Fatalf("%d markers after MarkCaptured, want 1", len(ents))
+	}
+	rd, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := rd.Header()
+	rd.Close()
+	c := verifyCache{dir: cacheDir, settle: time.Hour}
+	var st unix.Stat_t
+	if err := unix.Stat(filepath.Join(dir, rel), &st); err != nil {
+		t.Fatal(err)
+	}
+	if !c.matched(&st, h.Files[rel]) {
+		t.Fatal("the recorder's marker does not match the captured file")
+	}
+	if err := verifyFiles(dir, h, c); err != nil {
+		t.Fatal(err)
+	}
+	// A write after the recording changes the change time: the marker no
+	// longer applies and the damage is found.
+	p := filepath.Join(dir, rel)
+	time.Sleep(50 * time.Millisecond)
+	os.Chmod(p, 0o600)
+	if err := os.WriteFile(p, []byte("THE library's bytes"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := verifyFiles(dir, h, c); !errors.Is(err, ErrTampered) {
+		t.Fatalf("a file rewritten after the recording verified with the recorder's marker: %v", err)
+	}
+	// No cache directory: nothing is written.
+	w.MarkCaptured("")
 }
