@@ -440,16 +440,21 @@ func (w *Writer) flushLocked() error {
 // SetPointStrategy names, in header.json, how the recorder takes
 // asynchronous points (Header.PointStrategy). The recorder calls it before
 // writing any point, so that replay always reads the strategy that wrote
-// the trace, whoever built the header; Close keeps it.
+// the trace, whoever built the header; Close keeps it. The header is
+// rewritten with the next flush, which writes it before the events it
+// hands on (as for the manifest of captured files), so no event is on
+// disk before the name of the strategy that took it.
 func (w *Writer) SetPointStrategy(s string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return ErrWriterClosed
 	}
-	w.hdr.PointStrategy = s
-	w.hdrDirty = false
-	return writeHeaderSync(w.dir, &w.hdr, false)
+	if w.hdr.PointStrategy != s {
+		w.hdr.PointStrategy = s
+		w.hdrDirty = true
+	}
+	return nil
 }
 
 // Close flushes, fsyncs the streams and the directory, and rewrites
