@@ -498,6 +498,43 @@ func TestSyscallBufferQueries(t *testing.T) {
 	}
 }
 
+// The calls that change only names and metadata and the path-based
+// queries (cp -a makes getxattr, llistxattr, setxattr, removexattr,
+// mkdirat and fchownat for every directory) are buffered, and replay
+// writes the queries' outputs back.
+func TestSyscallBufferMetadata(t *testing.T) {
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_metadata.c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rec, evs := recordBuffered(t, cprog(t, "metadata", string(src)))
+	out := string(rec.Stdout)
+	if !strings.Contains(out, "EXIT-SUCCESS") || !strings.Contains(out, "rmdir: 0 ok") {
+		t.Fatalf("unexpected output:\n%v", rec)
+	}
+	// glibc makes some of these through another number (mkdir through
+	// mkdir or mkdirat, say): each name is buffered under one of its
+	// numbers.
+	for _, c := range []struct {
+		name string
+		nrs  []int32
+	}{
+		{"mkdir", []int32{83, 258}}, {"symlink", []int32{88, 266}}, {"link", []int32{86, 265}},
+		{"readlink", []int32{89, 267}}, {"chmod", []int32{90, 91, 268}}, {"chown", []int32{92, 93, 94, 260}},
+		{"rename", []int32{82, 264, 316}}, {"unlink", []int32{87, 263}}, {"rmdir", []int32{84, 263}},
+		{"setxattr", []int32{188, 189}}, {"getxattr", []int32{191, 192}}, {"listxattr", []int32{194, 195}},
+		{"removexattr", []int32{197, 198, 199}},
+	} {
+		n := 0
+		for _, nr := range c.nrs {
+			n += buffered(evs, nr)
+		}
+		if n == 0 {
+			t.Errorf("no buffered %s (numbers %v)", c.name, c.nrs)
+		}
+	}
+}
+
 // FUTEX_WAKE is buffered (glibc's __lll_lock_wake and the condition
 // variables' wakes); the waits stay on the ptrace path, and the woken
 // threads still run in the recorded order.

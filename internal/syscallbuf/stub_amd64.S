@@ -70,6 +70,18 @@ yield_jcc:
 	je max_count
 	cmp $193, %eax
 	je max_r10
+	cmp $191, %eax
+	je max_r10
+	cmp $192, %eax
+	je max_r10
+	cmp $267, %eax
+	je max_r10
+	cmp $194, %eax
+	je max_count
+	cmp $195, %eax
+	je max_count
+	cmp $89, %eax
+	je max_count
 	cmp $318, %eax
 	je max_rsi
 	cmp $5, %eax
@@ -107,6 +119,54 @@ yield_jcc:
 	cmp $8, %eax
 	je max_0
 	cmp $190, %eax
+	je max_0
+	cmp $188, %eax
+	je max_0
+	cmp $189, %eax
+	je max_0
+	cmp $197, %eax
+	je max_0
+	cmp $198, %eax
+	je max_0
+	cmp $199, %eax
+	je max_0
+	cmp $83, %eax
+	je max_0
+	cmp $258, %eax
+	je max_0
+	cmp $84, %eax
+	je max_0
+	cmp $87, %eax
+	je max_0
+	cmp $263, %eax
+	je max_0
+	cmp $82, %eax
+	je max_0
+	cmp $264, %eax
+	je max_0
+	cmp $316, %eax
+	je max_0
+	cmp $86, %eax
+	je max_0
+	cmp $265, %eax
+	je max_0
+	cmp $88, %eax
+	je max_0
+	cmp $266, %eax
+	je max_0
+	cmp $90, %eax
+	je max_0
+	cmp $91, %eax
+	je max_0
+	cmp $268, %eax
+	je max_0
+	cmp $92, %eax
+	je max_0
+	cmp $93, %eax
+	je max_0
+	cmp $94, %eax
+	je max_0
+	cmp $260, %eax
 	je max_0
 	cmp $221, %eax
 	je max_0
@@ -363,6 +423,18 @@ sc_ret:
 	je out_listxattr
 	cmp $193, %edi
 	je out_getxattr
+	cmp $191, %edi
+	je out_getxattr
+	cmp $192, %edi
+	je out_getxattr
+	cmp $267, %edi
+	je out_getxattr
+	cmp $194, %edi
+	je out_listxattr
+	cmp $195, %edi
+	je out_listxattr
+	cmp $89, %edi
+	je out_count
 	cmp $318, %edi
 	je out_getrandom
 	test %rax, %rax
@@ -398,11 +470,14 @@ out_epoll:
 	imul $12, %rax, %rcx
 	jmp copy
 out_listxattr:
-	# With size 0 the call only returns the size it needs.
+	# With size 0 the call only returns the size it needs (list and size
+	# are readlink's buffer and size too, which out_count copies).
 	cmpq $0, 32(%r11)
 	je copy
 	jmp out_count
 out_getxattr:
+	# (And readlinkat: its buffer and size are in the same registers; a
+	# zero size fails with EINVAL.)
 	cmpq $0, 40(%r11)
 	je copy
 	mov 32(%r11), %rsi

@@ -43,8 +43,11 @@ import (
 // events without EventFlag; 3: without HdrReplayStop and ReplayEnd; 4: without
 // DeschedEntry (a blocked call kept the buffer locked); 5: without
 // HdrYield; 6: ioctl TCGETS and rt_sigaction queries traced; 7:
-// rt_sigaction that sets an action traced.
-const Layout = 8
+// rt_sigaction that sets an action traced; 8: the path-based xattr calls,
+// readlink(at) and the calls that change only names and metadata
+// (mkdir, unlink, rename, link, symlink, chmod, chown and their variants,
+// setxattr, removexattr) traced.
+const Layout = 9
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
