@@ -62,7 +62,7 @@ func main() {
 	}
 	for _, c := range commands() {
 		if c.name == args[0] {
-			tuneGC()
+			tuneGC(c.name)
 			stop := startProfiles()
 			code := c.run(args[1:])
 			stop()

@@ -10,7 +10,9 @@ import (
 
 // startProfiles starts the profiles asked for in the environment, for
 // measuring gorr itself: GORR_CPUPROFILE=FILE (a pprof CPU profile),
-// GORR_BLOCKPROFILE=FILE (where goroutines waited) and
+// GORR_BLOCKPROFILE=FILE (where goroutines waited), GORR_MEMPROFILE=FILE
+// (where the bytes were allocated: pprof's alloc_space, every allocation
+// sampled) and
 // GORR_EXECTRACE=FILE (a runtime/trace execution trace: the wall-time
 // timeline, system calls included). It returns the function that writes
 // and closes them, to call before exiting.
@@ -28,6 +30,15 @@ func startProfiles() func() {
 		stops = append(stops, func() {
 			if f, err := os.Create(p); err == nil {
 				_ = pprof.Lookup("block").WriteTo(f, 0)
+				f.Close()
+			}
+		})
+	}
+	if p := os.Getenv("GORR_MEMPROFILE"); p != "" {
+		runtime.MemProfileRate = 1
+		stops = append(stops, func() {
+			if f, err := os.Create(p); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
 				f.Close()
 			}
 		})
