@@ -15,24 +15,8 @@ import (
 // same; a write (even one that keeps the size and the modification
 // time) is seen, and a file changed too recently gets no marker.
 func TestVerifyCache(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "trace")
-	w := mustCreate(t, dir)
-	src := filepath.Join(root, "lib.so")
-	if err := os.WriteFile(src, []byte("the library's bytes"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rel, err := w.CaptureFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustClose(t, w)
-	rd, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := rd.Header()
-	rd.Close()
+	root, dir, rel, _ := traceWithOneFile(t)
+	h := headerOf(t, dir)
 	cacheDir := filepath.Join(root, "verified")
 	markers := func() int {
 		ents, _ := os.ReadDir(cacheDir)
@@ -111,30 +95,14 @@ func TestVerifyCacheTrim(t *testing.T) {
 // The recorder marks the files it captured at once (no settle time): the
 // first verification finds the markers, and a later write is still seen.
 func TestMarkCaptured(t *testing.T) {
-	root := t.TempDir()
-	dir := filepath.Join(root, "trace")
-	w := mustCreate(t, dir)
-	src := filepath.Join(root, "lib.so")
-	if err := os.WriteFile(src, []byte("the library's bytes"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	rel, err := w.CaptureFile(src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	mustClose(t, w)
+	root, dir, rel, w := traceWithOneFile(t)
 	cacheDir := filepath.Join(root, "verified")
 	w.MarkCaptured(cacheDir)
 	ents, _ := os.ReadDir(cacheDir)
 	if len(ents) != 1 {
 		t.Fatalf("%d markers after MarkCaptured, want 1", len(ents))
 	}
-	rd, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := rd.Header()
-	rd.Close()
+	h := headerOf(t, dir)
 	c := verifyCache{dir: cacheDir, settle: time.Hour}
 	var st unix.Stat_t
 	if err := unix.Stat(filepath.Join(dir, rel), &st); err != nil {
@@ -159,4 +127,36 @@ func TestMarkCaptured(t *testing.T) {
 	}
 	// No cache directory: nothing is written.
 	w.MarkCaptured("")
+}
+
+// traceWithOneFile records, in a new directory root, a complete trace
+// (root/trace) that captured one small file, and returns root, the
+// trace's directory, the captured file's name in it and the closed
+// writer.
+func traceWithOneFile(t *testing.T) (root, dir, rel string, w *Writer) {
+	t.Helper()
+	root = t.TempDir()
+	dir = filepath.Join(root, "trace")
+	w = mustCreate(t, dir)
+	src := filepath.Join(root, "lib.so")
+	if err := os.WriteFile(src, []byte("the library's bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := w.CaptureFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustClose(t, w)
+	return root, dir, rel, w
+}
+
+// headerOf returns the header of the trace in dir.
+func headerOf(t *testing.T, dir string) Header {
+	t.Helper()
+	rd, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	return rd.Header()
 }
