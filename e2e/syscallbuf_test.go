@@ -49,6 +49,16 @@ func recordBuffered(t *testing.T, bin string, extra ...string) (string, Run, []b
 	return traceDir, rec, evs
 }
 
+// testdataC returns the source of the corpus program testdata/c/NAME.c.
+func testdataC(t *testing.T, name string) string {
+	t.Helper()
+	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", name+".c"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(src)
+}
+
 // readBufEvents returns the header and the events of the trace in
 // traceDir.
 func readBufEvents(t *testing.T, traceDir string) (trace.Header, []bufEvent) {
@@ -430,11 +440,8 @@ int main(void) {
 // buffer at least once (not just pass through the stub to ptrace), and
 // a write after a writable MAP_SHARED mapping must go through ptrace.
 func TestSyscallBufferFileCalls(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_file_calls.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := cprog(t, "filecalls", string(src))
+	src := testdataC(t, "syscallbuf_file_calls")
+	bin := cprog(t, "filecalls", src)
 	wrapper := filepath.Join(t.TempDir(), "run.sh")
 	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\ncd "+t.TempDir()+" && exec "+bin+"\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -476,11 +483,8 @@ func TestSyscallBufferFileCalls(t *testing.T) {
 // replay, which takes the answers from the buffer, prints the same
 // values.
 func TestSyscallBufferQueries(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_sigaction_tcgets.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rec, evs := recordBuffered(t, cprog(t, "queries", string(src)))
+	src := testdataC(t, "syscallbuf_sigaction_tcgets")
+	_, rec, evs := recordBuffered(t, cprog(t, "queries", src))
 	out := string(rec.Stdout)
 	if !strings.Contains(out, "EXIT-SUCCESS") || !strings.Contains(out, "sigaction(0): -1 EINVAL untouched=1") {
 		t.Fatalf("unexpected output:\n%v", rec)
@@ -503,11 +507,8 @@ func TestSyscallBufferQueries(t *testing.T) {
 // mkdirat and fchownat for every directory) are buffered, and replay
 // writes the queries' outputs back.
 func TestSyscallBufferMetadata(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_metadata.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rec, evs := recordBuffered(t, cprog(t, "metadata", string(src)))
+	src := testdataC(t, "syscallbuf_metadata")
+	_, rec, evs := recordBuffered(t, cprog(t, "metadata", src))
 	out := string(rec.Stdout)
 	if !strings.Contains(out, "EXIT-SUCCESS") || !strings.Contains(out, "rmdir: 0 ok") {
 		t.Fatalf("unexpected output:\n%v", rec)
@@ -539,11 +540,8 @@ func TestSyscallBufferMetadata(t *testing.T) {
 // variables' wakes); the waits stay on the ptrace path, and the woken
 // threads still run in the recorded order.
 func TestSyscallBufferFutexWake(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_futex_wake.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rec, evs := recordBuffered(t, cprog(t, "futexwake", string(src)))
+	src := testdataC(t, "syscallbuf_futex_wake")
+	_, rec, evs := recordBuffered(t, cprog(t, "futexwake", src))
 	if !strings.Contains(string(rec.Stdout), "EXIT-SUCCESS") {
 		t.Fatalf("no EXIT-SUCCESS:\n%v", rec)
 	}
@@ -557,11 +555,8 @@ func TestSyscallBufferFutexWake(t *testing.T) {
 // asks it to (YieldFlag), not at asynchronous points, and replay, which
 // asks the stub before those calls, reproduces the interleaving.
 func TestSyscallBufferYield(t *testing.T) {
-	src, err := os.ReadFile(filepath.Join("..", "testdata", "c", "syscallbuf_yield.c"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rec, evs := recordBuffered(t, cprog(t, "yield", string(src)), "--timeslice=1ms")
+	src := testdataC(t, "syscallbuf_yield")
+	_, rec, evs := recordBuffered(t, cprog(t, "yield", src), "--timeslice=1ms")
 	yields, points, switches := 0, 0, 0
 	var last int32
 	for _, e := range evs {

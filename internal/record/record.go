@@ -183,6 +183,11 @@ type task struct {
 // locked OS thread only).
 func (t *task) thread() ptrace.Thread { return ptrace.NewThread(t.tid) }
 
+// inExecve reports whether t is in the kernel in an execve or execveat.
+func (t *task) inExecve() bool {
+	return t.state == stKernel && (t.sysno == unix.SYS_EXECVE || t.sysno == unix.SYS_EXECVEAT)
+}
+
 type recorder struct {
 	opts          Options
 	w             *trace.Writer
@@ -723,7 +728,7 @@ func (r *recorder) timeslice() time.Duration {
 func (r *recorder) pick() *task {
 	var execing []int // processes with a thread in execve
 	for _, o := range r.tasks {
-		if o.state == stKernel && (o.sysno == unix.SYS_EXECVE || o.sysno == unix.SYS_EXECVEAT) {
+		if o.inExecve() {
 			execing = append(execing, o.tgid)
 		}
 	}

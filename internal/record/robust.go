@@ -129,7 +129,7 @@ func (r *recorder) clearTidAtDeath(t *task) (trace.MemWrite, bool) {
 		// only another process sharing the memory (CLONE_VM) can see
 		// the write. One with SIGKILL pending dies too, and an exec'ing
 		// one leaves the memory.
-		if o == t || o.dying || tracee.Tgid(o.tid) == tgid || o.state == stKernel && (o.sysno == unix.SYS_EXECVE || o.sysno == unix.SYS_EXECVEAT) ||
+		if o == t || o.dying || tracee.Tgid(o.tid) == tgid || o.inExecve() ||
 			tracee.PendingSignals(o.tid)&(1<<(unix.SIGKILL-1)) != 0 {
 			continue
 		}
@@ -218,7 +218,7 @@ func (r *recorder) runsUser() bool {
 func (r *recorder) execing(t *task) bool {
 	tgid := tracee.Tgid(t.tid)
 	for _, o := range r.tasks {
-		if o != t && o.state == stKernel && (o.sysno == unix.SYS_EXECVE || o.sysno == unix.SYS_EXECVEAT) && tracee.Tgid(o.tid) == tgid {
+		if o != t && o.inExecve() && tracee.Tgid(o.tid) == tgid {
 			return true
 		}
 	}
