@@ -62,25 +62,39 @@ func (e *tornError) Error() string {
 }
 
 // smallBlockLen is the size below which a block is compressed at zstd's
-// fastest level instead of its default one. The default level's first
-// block costs 4-6 ms (its match tables are allocated and cleared), which
-// the end of every short recording waited for; on blocks this small the
+// fastest level instead of its default one: on blocks this small the
 // fastest level compresses within 1% as well (26867 against 26828 bytes
 // for 40 KB of libc), while full blocks keep the default's 2-17% smaller
 // output. Either level writes an ordinary zstd frame.
 const smallBlockLen = 128 << 10
 
-// blockEncoder compresses blocks, each at the level its size calls for.
+// denseAfter is how many bytes a writer compresses at the fastest level
+// before it uses the default level for full blocks. The default level's
+// first block costs 4-6 ms, most of it the first touch of its 1.3 MB of
+// match tables (on a VM whose page faults cost 10-13 µs), and a short
+// recording waited for it at its end: python's start-up (30 KB of
+// compressed data) spent 3-5 ms in its last flush. Past this volume the
+// recording is long enough to pay for the tables once.
+const denseAfter = 4 << 20
+
+// windowSize is the encoders' window: no block is larger, and the
+// default 8 MB window made the encoders allocate 24 MB of history, which
+// alone started a garbage collection in short recordings.
+const windowSize = dataBlockSize
+
+// blockEncoder compresses blocks, each at the level its size and the
+// volume compressed so far call for.
 type blockEncoder struct {
 	fast, dense *zstd.Encoder
+	done        int // bytes compressed so far
 }
 
 func newEncoder() (*blockEncoder, error) {
-	fast, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest))
+	fast, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedFastest), zstd.WithWindowSize(windowSize))
 	if err != nil {
 		return nil, err
 	}
-	dense, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault))
+	dense, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithWindowSize(windowSize))
 	if err != nil {
 		fast.Close()
 		return nil, err
@@ -90,11 +104,43 @@ func newEncoder() (*blockEncoder, error) {
 
 // encode appends the zstd frame of src to dst.
 func (e *blockEncoder) encode(src, dst []byte) []byte {
-	if len(src) < smallBlockLen {
-		return e.fast.EncodeAll(src, dst)
+	dense := len(src) >= smallBlockLen && e.done >= denseAfter
+	e.done += len(src)
+	if dense {
+		return e.dense.EncodeAll(src, dst)
 	}
-	return e.dense.EncodeAll(src, dst)
+	return e.fast.EncodeAll(src, dst)
 }
+
+// warmUp compresses a made-up block and returns the output buffer for
+// reuse. The first block an encoder compresses allocates and clears its
+// tables: 5-7 ms for 75 KB on a VM whose page faults cost 10-13 µs,
+// against 0.5 ms for the next one. The writer's compressor does it as
+// soon as it starts, while the recorder starts the program, instead of
+// in the last flush of a short recording, which the recorder waits for.
+// The input mixes repeats and noise, as events and memory do, so that
+// compressing it goes through the literal and sequence coders too.
+func (e *blockEncoder) warmUp() []byte {
+	src := make([]byte, warmUpLen)
+	x := uint32(2463534242)
+	for i := range src {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		if x%4 == 0 {
+			src[i] = byte(x >> 8)
+		} else {
+			src[i] = byte(i % 61)
+		}
+	}
+	out := appendBlocks(nil, e, src, dataBlockSize)
+	e.done = 0
+	return out[:0]
+}
+
+// warmUpLen is the size of warmUp's block: below smallBlockLen, the one
+// encoder short recordings use.
+const warmUpLen = 96 << 10
 
 func (e *blockEncoder) Close() {
 	e.fast.Close()

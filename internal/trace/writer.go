@@ -167,7 +167,7 @@ type flushJob struct {
 func (w *Writer) compress(zenc *blockEncoder) {
 	defer close(w.finished)
 	defer zenc.Close()
-	var out []byte
+	out := zenc.warmUp()
 	for j := range w.jobs {
 		if j.done != nil {
 			close(j.done)
