@@ -168,10 +168,13 @@ func cmdRecord(args []string) int {
 	if opts.SyscallBuffer {
 		hdr.SyscallBufferLayout = syscallbuf.Layout
 	}
-	if err := w.Close(hdr); err != nil {
+	// The verification-cache markers are written while Close fsyncs.
+	marked := w.MarkCaptured(trace.DefaultVerifyCacheDir())
+	err = w.Close(hdr)
+	marked()
+	if err != nil {
 		return fatalf("record: finish trace: %v", err)
 	}
-	w.MarkCaptured(trace.DefaultVerifyCacheDir())
 	if p.has("stats") {
 		fmt.Fprintf(os.Stderr, "gorr: %d events; set-up %.1f ms, recording %.1f ms, closing the trace %.1f ms\n",
 			res.Events, ms(setup), ms(recorded), ms(time.Since(begin)-setup-recorded))

@@ -97,7 +97,7 @@ func TestVerifyCacheTrim(t *testing.T) {
 func TestMarkCaptured(t *testing.T) {
 	root, dir, rel, w := traceWithOneFile(t)
 	cacheDir := filepath.Join(root, "verified")
-	w.MarkCaptured(cacheDir)
+	w.MarkCaptured(cacheDir)()
 	ents, _ := os.ReadDir(cacheDir)
 	if len(ents) != 1 {
 		t.Fatalf("%d markers after MarkCaptured, want 1", len(ents))
@@ -126,7 +126,7 @@ func TestMarkCaptured(t *testing.T) {
 		t.Fatalf("a file rewritten after the recording verified with the recorder's marker: %v", err)
 	}
 	// No cache directory: nothing is written.
-	w.MarkCaptured("")
+	w.MarkCaptured("")()
 }
 
 // traceWithOneFile records, in a new directory root, a complete trace
