@@ -324,7 +324,9 @@ func Record(opts Options) (*Result, error) {
 	}
 	holder, pgid := startGroupHolder()
 	if holder != nil {
-		defer func() { _ = holder.Process.Kill(); _ = holder.Wait() }()
+		// Reaped on a goroutine: the recording need not wait for its
+		// death.
+		defer func() { _ = holder.Process.Kill(); go func() { _ = holder.Wait() }() }()
 	}
 	cmd := exec.Cmd{Path: path, Args: opts.Argv, Env: opts.Env, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Ptrace: true, Setpgid: true, Pgid: pgid}}
