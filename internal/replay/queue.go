@@ -27,6 +27,8 @@ func newQueue(rd *trace.Reader) queue {
 func (q *queue) next() (*trace.Event, error) {
 	if len(q.ahead) > 0 {
 		ev := q.ahead[0]
+		// (The backing array would keep every event it held alive.)
+		q.ahead[0] = nil
 		q.ahead = q.ahead[1:]
 		return ev, nil
 	}

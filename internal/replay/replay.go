@@ -149,6 +149,7 @@ func (p *rproc) resumes(addr uint64) bool { return p.resumeAt[addr] }
 
 type replayer struct {
 	opts    Options
+	bufSpan []byte // scratch for a stretch's buffer records (bufScratch)
 	q       queue
 	tasks   map[int32]*rtask
 	n       uint64
