@@ -56,6 +56,7 @@ func cmdReplay(args []string) int {
 		return fatalf("replay: %v", err)
 	}
 	defer rd.Close()
+	prefaultHeap(rd.Header().EventCount)
 	// Every captured file must be what was recorded (files that matched
 	// before and were not modified since are not hashed again), and this
 	// CPU must have what the trace needs, before anything runs.
