@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 
@@ -238,8 +239,6 @@ func cpuModel() string {
 	return ""
 }
 
-// chooseCPU picks one CPU of those we may run on, at random so that
-// concurrent recordings spread over the machine.
 // replayCPU is the CPU replay binds to: the recorded one when this
 // process may run there (what the program read about its CPU, through
 // getcpu's vDSO data, rdtscp's TSC_AUX or the limit of the per-CPU GDT
@@ -252,10 +251,21 @@ func replayCPU(recorded int) int {
 	return chooseCPU()
 }
 
+// chooseCPU picks the CPU to bind the tracer and its tracees to: the one
+// gorr runs on now, where the scheduler put it (concurrent recordings
+// spread over the machine as the processes do), else one of those it may
+// run on at random. Binding to a CPU another of gorr's threads was
+// running on (the trace writer's compressor starts first) made the two
+// share it until the scheduler moved one away, a tick or more: 4-5 ms
+// of the start of 3 recordings in 4 of python.
 func chooseCPU() int {
 	var set unix.CPUSet
 	if unix.SchedGetaffinity(0, &set) != nil {
 		return 0
+	}
+	var cur uint32
+	if _, _, e := unix.RawSyscall(unix.SYS_GETCPU, uintptr(unsafe.Pointer(&cur)), 0, 0); e == 0 && set.IsSet(int(cur)) {
+		return int(cur)
 	}
 	var cpus []int
 	for i := 0; i < runtime.NumCPU()*4 && i < 1024; i++ {
