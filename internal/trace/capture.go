@@ -124,7 +124,10 @@ func (w *Writer) CaptureFile(path string) (rel string, err error) {
 			}
 			err := w.cache.linkInto(data, d.Size, dst)
 			if err == nil {
-				return w.addCaptured(st.key, rel, dst, d)
+				// The cached copy's data was fsynced when it was
+				// captured; the new name is made durable by Close's
+				// fsync of files/, as a hard link is.
+				return w.addCaptured(st.key, rel, "", d)
 			}
 			if isCrossDevice(err) {
 				w.cache = nil
@@ -162,7 +165,7 @@ func (w *Writer) cacheCapture(k fileKey, src *os.File, path string, d FileDigest
 }
 
 // addCaptured enters the file rel (at dst, with digest d) of version k
-// in the manifest.
+// in the manifest, and starts its fsync (dst "": none needed).
 func (w *Writer) addCaptured(k fileKey, rel, dst string, d FileDigest) (string, error) {
 	w.nfiles++
 	w.captured[k] = rel
@@ -171,7 +174,9 @@ func (w *Writer) addCaptured(k fileKey, rel, dst string, d FileDigest) (string, 
 		w.hdr.Files = make(map[string]FileDigest)
 	}
 	w.hdr.Files[rel] = d
-	w.syncInBackground(dst)
+	if dst != "" {
+		w.syncInBackground(dst)
+	}
 	// The manifest goes to header.json with the next flush, before the
 	// events that name the file (within flushInterval).
 	w.hdrDirty = true

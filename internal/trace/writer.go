@@ -4,10 +4,15 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/prefault"
 )
 
 // flushInterval is the longest time a written event stays in memory.
@@ -148,6 +153,16 @@ func Create(dir string, h Header) (*Writer, error) {
 	w.jobs = make(chan flushJob, 4)
 	w.free = make(chan []byte, 8)
 	w.evBuf, w.enc.data = make([]byte, 0, evBufCap), make([]byte, 0, dataBufCap)
+	// The pending-bytes buffers and a spare pair for the first flush are
+	// mapped on another CPU while the recording starts: the recorder
+	// fills them on the thread its tracees wait for (240 page faults of a
+	// short python recording).
+	spareData, spareEv := make([]byte, 0, dataBufCap), make([]byte, 0, evBufCap)
+	w.free <- spareData // taken in this order by flushLocked
+	w.free <- spareEv
+	for _, b := range [][]byte{w.evBuf, w.enc.data, spareData, spareEv} {
+		prefault.Async(b)
+	}
 	w.finished = make(chan struct{})
 	go w.compress(zenc)
 	return w, nil
@@ -167,20 +182,30 @@ type flushJob struct {
 func (w *Writer) compress(zenc *blockEncoder) {
 	defer close(w.finished)
 	defer zenc.Close()
-	out := zenc.warmUp()
+	var out []byte
 	for j := range w.jobs {
 		if j.done != nil {
 			close(j.done)
 			continue
 		}
 		if w.writeErr() == nil {
+			// A job is stored whole when the encoder still stores.
+			stored := zenc.storing()
 			if len(j.data) > 0 {
-				out = appendBlocks(out[:0], zenc, j.data, dataBlockSize)
-				w.writeOut(w.data, DataFile, out)
+				if stored {
+					w.writeOutv(w.data, DataFile, zenc.storedBlocks(j.data, dataBlockSize))
+				} else {
+					out = appendBlocks(out[:0], zenc, j.data, dataBlockSize)
+					w.writeOut(w.data, DataFile, out)
+				}
 			}
 			if len(j.events) > 0 && w.writeErr() == nil {
-				out = appendBlocks(out[:0], zenc, j.events, eventsBlockSize)
-				w.writeOut(w.events, EventsFile, out)
+				if stored {
+					w.writeOutv(w.events, EventsFile, zenc.storedBlocks(j.events, eventsBlockSize))
+				} else {
+					out = appendBlocks(out[:0], zenc, j.events, eventsBlockSize)
+					w.writeOut(w.events, EventsFile, out)
+				}
 			}
 		}
 		if cap(out) > 4*dataBlockSize {
@@ -380,12 +405,57 @@ func (w *Writer) flushData() {
 // error becomes the sticky error.
 func (w *Writer) writeOut(f *os.File, name string, out []byte) {
 	if _, err := f.Write(out); err != nil {
-		w.werrMu.Lock()
-		if w.werr == nil {
-			w.werr = fmt.Errorf("trace: write %s: %w", filepath.Join(w.dir, name), err)
-		}
-		w.werrMu.Unlock()
+		w.setWriteErr(name, err)
 	}
+}
+
+// writeOutv writes the slices of iov one after the other, with writev.
+func (w *Writer) writeOutv(f *os.File, name string, iov [][]byte) {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		w.setWriteErr(name, err)
+		return
+	}
+	var werr error
+	err = rc.Write(func(fd uintptr) bool {
+		for len(iov) > 0 {
+			n, err := unix.Writev(int(fd), iov[:min(len(iov), 1024)])
+			if err == unix.EINTR {
+				continue
+			}
+			if err != nil {
+				werr = err
+				return true
+			}
+			if n == 0 {
+				werr = io.ErrShortWrite
+				return true
+			}
+			for n > 0 && len(iov) > 0 {
+				k := min(n, len(iov[0]))
+				iov[0] = iov[0][k:]
+				n -= k
+				if len(iov[0]) == 0 {
+					iov = iov[1:]
+				}
+			}
+		}
+		return true
+	})
+	if werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		w.setWriteErr(name, werr)
+	}
+}
+
+func (w *Writer) setWriteErr(name string, err error) {
+	w.werrMu.Lock()
+	if w.werr == nil {
+		w.werr = fmt.Errorf("trace: write %s: %w", filepath.Join(w.dir, name), err)
+	}
+	w.werrMu.Unlock()
 }
 
 // Flush compresses and writes the pending blocks: those of the data
