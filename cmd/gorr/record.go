@@ -86,54 +86,33 @@ func cmdRecord(args []string) int {
 			return fatalf("record: --bind-to-cpu wants a number, got %q", v)
 		}
 	}
-	dir := p.get("output-trace-dir")
-	latest := dir == ""
-	if latest {
-		if dir, err = tracedir.New(path); err != nil {
-			return fatalf("record: %v", err)
-		}
-		if warn, _ := tracedir.CheckRoot(tracedir.SaveDir()); warn != "" {
-			fmt.Fprintf(os.Stderr, "gorr: warning: %s\n", warn)
-		}
-	}
-	cwd, _ := os.Getwd()
-	var un unix.Utsname
-	_ = unix.Uname(&un)
-	hdr := trace.Header{GorrVersion: Version, Created: time.Now(), Argv: p.rest, Env: env, Cwd: cwd, Exe: path,
-		Uname: trace.Uname{Sysname: cstr(un.Sysname[:]), Release: cstr(un.Release[:]), Version: cstr(un.Version[:]),
-			Machine: cstr(un.Machine[:]), Nodename: cstr(un.Nodename[:])},
-		CPUModel: cpuModel(), BindCPU: cpu}
-	hdr.CPUFeatures, hdr.CPUIDBaseline = recordedFeatures(p.has("portable"))
-	w, err := trace.Create(dir, hdr)
-	if err != nil {
-		return fatalf("record: %v", err)
-	}
-	if !p.has("no-file-cache") {
-		w.UseFileCache(trace.DefaultFileCacheDir())
-	}
-	abs, _ := filepath.Abs(dir)
-	fmt.Fprintf(os.Stderr, "gorr: Saving execution to trace directory '%s'.\n", abs)
+	printFD := -1
 	if fd := p.get("print-trace-dir"); fd != "" {
-		n, err := strconv.Atoi(fd)
-		if err != nil {
+		if printFD, err = strconv.Atoi(fd); err != nil {
 			return fatalf("record: --print-trace-dir wants a file descriptor, got %q", fd)
 		}
-		f := os.NewFile(uintptr(n), "print-trace-dir")
-		if _, err := fmt.Fprintln(f, abs); err != nil {
-			return fatalf("record: write trace directory to fd %d: %v", n, err)
-		}
-		f.Close()
 	}
-	if latest {
-		if err := tracedir.SetLatest(abs); err != nil {
-			fmt.Fprintf(os.Stderr, "gorr: warning: the trace is recorded, but %v\n", err)
+	// The trace is created on a goroutine while the program starts (its
+	// directory, header, compressor and caches took 3-5 ms before the
+	// program's exec, on the CPU the recording then runs on); the
+	// recorder takes it once the program has stopped at its exec.
+	tp := traceParams{path: path, dir: p.get("output-trace-dir"), argv: p.rest, env: env, cpu: cpu,
+		portable: p.has("portable"), fileCache: !p.has("no-file-cache"), printFD: printFD}
+	made := make(chan createdTrace, 1)
+	go func() { made <- createTrace(tp) }()
+	var created *createdTrace
+	openTrace := func() (*trace.Writer, error) {
+		if created == nil {
+			c := <-made
+			created = &c
 		}
+		return created.w, created.err
 	}
 	var log *os.File
 	if p.has("verbose") {
 		log = os.Stderr
 	}
-	opts := record.Options{Argv: p.rest, Env: env, Writer: w, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Warn: os.Stderr}
+	opts := record.Options{Argv: p.rest, Env: env, OpenWriter: openTrace, BindCPU: cpu, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Warn: os.Stderr}
 	opts.Checksum = p.has("checksum")
 	opts.Portable = p.has("portable")
 	opts.AlwaysTrap = p.has("always-trap")
@@ -158,10 +137,17 @@ func cmdRecord(args []string) int {
 	setup := time.Since(begin)
 	res, err := record.Record(opts)
 	recorded := time.Since(begin) - setup
-	if err != nil {
-		return fatalf("record: %v\ngorr: the trace in %s is incomplete", err, abs)
+	w, werr := openTrace()
+	if werr != nil {
+		if err == nil || errors.Is(err, werr) {
+			return fatalf("record: %v", werr)
+		}
+		return fatalf("record: %v", err)
 	}
-	hdr = w.Header()
+	if err != nil {
+		return fatalf("record: %v\ngorr: the trace in %s is incomplete", err, created.abs)
+	}
+	hdr := w.Header()
 	hdr.ExitStatus = int(res.Status)
 	hdr.CPUIDFaulting = res.CPUIDFaulting
 	hdr.SyscallBuffer = opts.SyscallBuffer
@@ -185,6 +171,71 @@ func cmdRecord(args []string) int {
 		record.PrintCalls(os.Stderr, res.Calls, 25)
 	}
 	return exitLike(res.Status)
+}
+
+// traceParams are what the trace of a recording is created from.
+type traceParams struct {
+	path      string // the program, resolved through PATH
+	dir       string // --output-trace-dir ("": a new directory in the save directory)
+	argv, env []string
+	cpu       int
+	portable  bool
+	fileCache bool
+	printFD   int // --print-trace-dir (-1: none)
+}
+
+// createdTrace is a trace created for a recording, or why it was not.
+type createdTrace struct {
+	w   *trace.Writer
+	abs string // its directory, absolute
+	err error
+}
+
+// createTrace creates the trace of a recording: its directory (and the
+// latest-trace link when it is in the save directory), header and
+// writer; it tells where the trace is saved as rr does.
+func createTrace(tp traceParams) createdTrace {
+	dir := tp.dir
+	latest := dir == ""
+	if latest {
+		var err error
+		if dir, err = tracedir.New(tp.path); err != nil {
+			return createdTrace{err: err}
+		}
+		if warn, _ := tracedir.CheckRoot(tracedir.SaveDir()); warn != "" {
+			fmt.Fprintf(os.Stderr, "gorr: warning: %s\n", warn)
+		}
+	}
+	cwd, _ := os.Getwd()
+	var un unix.Utsname
+	_ = unix.Uname(&un)
+	hdr := trace.Header{GorrVersion: Version, Created: time.Now(), Argv: tp.argv, Env: tp.env, Cwd: cwd, Exe: tp.path,
+		Uname: trace.Uname{Sysname: cstr(un.Sysname[:]), Release: cstr(un.Release[:]), Version: cstr(un.Version[:]),
+			Machine: cstr(un.Machine[:]), Nodename: cstr(un.Nodename[:])},
+		CPUModel: cpuModel(), BindCPU: tp.cpu}
+	hdr.CPUFeatures, hdr.CPUIDBaseline = recordedFeatures(tp.portable)
+	w, err := trace.Create(dir, hdr)
+	if err != nil {
+		return createdTrace{err: err}
+	}
+	if tp.fileCache {
+		w.UseFileCache(trace.DefaultFileCacheDir())
+	}
+	abs, _ := filepath.Abs(dir)
+	fmt.Fprintf(os.Stderr, "gorr: Saving execution to trace directory '%s'.\n", abs)
+	if tp.printFD >= 0 {
+		f := os.NewFile(uintptr(tp.printFD), "print-trace-dir")
+		if _, err := fmt.Fprintln(f, abs); err != nil {
+			return createdTrace{w: w, abs: abs, err: fmt.Errorf("write trace directory to fd %d: %w", tp.printFD, err)}
+		}
+		f.Close()
+	}
+	if latest {
+		if err := tracedir.SetLatest(abs); err != nil {
+			fmt.Fprintf(os.Stderr, "gorr: warning: the trace is recorded, but %v\n", err)
+		}
+	}
+	return createdTrace{w: w, abs: abs}
 }
 
 // exitLike exits (or dies) the way the recorded process did.

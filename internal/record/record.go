@@ -24,6 +24,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/patch"
+	"github.com/gorr-debugger/gorr/internal/prefault"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/sched"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
@@ -33,14 +34,18 @@ import (
 
 // Options configure one recording.
 type Options struct {
-	Argv    []string // program and arguments; Argv[0] resolved through PATH
-	Env     []string // the tracee's environment
-	Writer  *trace.Writer
-	BindCPU int // CPU to bind tracer and tracees to; -1 leaves them unbound
-	Stdin   *os.File
-	Stdout  *os.File
-	Stderr  *os.File
-	Log     io.Writer // verbose log, may be nil
+	Argv []string // program and arguments; Argv[0] resolved through PATH
+	Env  []string // the tracee's environment
+	// Writer is the trace recorded into. OpenWriter, used when Writer
+	// is nil, returns it once the program has stopped at its exec: the
+	// caller may create the trace while the program starts.
+	Writer     *trace.Writer
+	OpenWriter func() (*trace.Writer, error)
+	BindCPU    int // CPU to bind tracer and tracees to; -1 leaves them unbound
+	Stdin      *os.File
+	Stdout     *os.File
+	Stderr     *os.File
+	Log        io.Writer // verbose log, may be nil
 	// Warn receives warnings about what the recording may miss (nil:
 	// none are written).
 	Warn io.Writer
@@ -281,11 +286,6 @@ const (
 func Record(opts Options) (*Result, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	// The trace names the strategy its points are taken with, whoever
-	// built its header.
-	if err := opts.Writer.SetPointStrategy(takePoints.Name()); err != nil {
-		return nil, fmt.Errorf("trace header: %w", err)
-	}
 	if opts.Timeslice <= 0 {
 		opts.Timeslice = DefaultTimeslice
 	}
@@ -376,6 +376,11 @@ func Record(opts Options) (*Result, error) {
 		case <-done:
 		}
 	}()
+	if r.bufOn {
+		// drainBuf's scratch, mapped on another CPU meanwhile.
+		r.drainBytes = make([]byte, syscallbuf.BufSize)
+		prefault.Async(r.drainBytes)
+	}
 	r.dog.desched.Store(r.bufOn)
 	// Chaos mode switches threads at the random moments it drew, not at
 	// the next call a yield would wait for.
@@ -398,6 +403,18 @@ func Record(opts Options) (*Result, error) {
 	if err := th.SetOptions(traceOpts); err != nil {
 		_ = unix.Kill(pid, unix.SIGKILL)
 		return nil, err
+	}
+	if r.w == nil {
+		if r.w, err = opts.OpenWriter(); err != nil {
+			_ = unix.Kill(pid, unix.SIGKILL)
+			return nil, err
+		}
+	}
+	// The trace names the strategy its points are taken with, whoever
+	// built its header.
+	if err := r.w.SetPointStrategy(takePoints.Name()); err != nil {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		return nil, fmt.Errorf("trace header: %w", err)
 	}
 	t := &task{tid: pid, at: atSignal}
 	r.add(t)
