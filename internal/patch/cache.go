@@ -1,8 +1,10 @@
 package patch
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"debug/elf"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -143,6 +145,10 @@ func selfBuildID() string {
 	if err != nil {
 		return ""
 	}
+	if note := goBuildIDNote(exe); note != nil {
+		sum := sha256.Sum256(note)
+		return "build-" + hex.EncodeToString(sum[:8])
+	}
 	f, err := elf.Open(exe)
 	if err != nil {
 		return ""
@@ -158,6 +164,34 @@ func selfBuildID() string {
 	}
 	sum := sha256.Sum256(b)
 	return "build-" + hex.EncodeToString(sum[:8])
+}
+
+// goBuildIDNote returns the Go build ID note of the executable at path
+// (the content of its .note.go.buildid section) when it is where the Go
+// linker puts it, near the start of the file (nil otherwise): a read of
+// a few KB instead of parsing the section headers of a binary of 10 MB
+// (1-2 ms at every recording).
+func goBuildIDNote(path string) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, 32<<10)
+	n, _ := io.ReadFull(f, b)
+	b = b[:n]
+	// namesz 4, descsz, type 4 (the Go build ID), name "Go\0\0", desc.
+	const tag = "\x04\x00\x00\x00Go\x00\x00"
+	i := bytes.Index(b, []byte(tag))
+	if i < 8 || binary.LittleEndian.Uint32(b[i-8:]) != 4 {
+		return nil
+	}
+	desc := int(binary.LittleEndian.Uint32(b[i-4:]))
+	end := i + len(tag) + (desc+3)&^3
+	if desc == 0 || end > len(b) {
+		return nil
+	}
+	return b[i-8 : end]
 }
 
 // pruneCacheDirs removes the entries of root unused for longer than age:
