@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/gorr-debugger/gorr/internal/gdbrsp"
 )
@@ -41,7 +42,10 @@ type hostFile struct {
 
 const maxHostFiles = 64
 
-var procMapsPath = regexp.MustCompile(`^/proc/(\d+)(?:/task/(\d+))?/maps$`)
+// procMapsPath is compiled at its first use (not at every gorr start).
+var procMapsPath = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/proc/(\d+)(?:/task/(\d+))?/maps$`)
+})
 
 func fioError(errno int) []byte { return []byte(fmt.Sprintf("F-1,%x", errno)) }
 
@@ -182,7 +186,7 @@ func (s *Server) hostIO(p gdbrsp.VFile) []byte {
 
 // openHost opens name as the recorded program would have seen it.
 func (s *Server) openHost(name string) (*hostFile, int) {
-	if m := procMapsPath.FindStringSubmatch(name); m != nil && m[1] == strconv.Itoa(int(s.stop.Pid)) {
+	if m := procMapsPath().FindStringSubmatch(name); m != nil && m[1] == strconv.Itoa(int(s.stop.Pid)) {
 		if m[2] != "" && !s.knownThread(gdbrsp.ThreadID{Tid: mustAtoi(m[2])}) {
 			return nil, fioENOENT
 		}

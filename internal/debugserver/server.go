@@ -500,7 +500,7 @@ func (s *Server) xfer(p gdbrsp.XferRead) []byte {
 	var data []byte
 	switch p.Object {
 	case "features":
-		doc, ok := targetDocs[p.Annex]
+		doc, ok := targetDocs()[p.Annex]
 		if !ok {
 			return gdbrsp.Error(0)
 		}

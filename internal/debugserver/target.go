@@ -2,6 +2,7 @@ package debugserver
 
 import (
 	"encoding/binary"
+	"sync"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -12,8 +13,9 @@ import (
 // layout rr and gdbserver use, which Delve requires). Registers follow
 // gdb's amd64-linux numbering: 0-23 general and segment registers, 24-39
 // x87, 40-55 xmm, 56 mxcsr, 57 orig_rax, 58 fs_base, 59 gs_base.
-var targetDocs = map[string]string{
-	"target.xml": `<?xml version="1.0"?>
+var targetDocs = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"target.xml": `<?xml version="1.0"?>
 <!DOCTYPE target SYSTEM "gdb-target.dtd">
 <target>
   <architecture>i386:x86-64</architecture>
@@ -24,7 +26,7 @@ var targetDocs = map[string]string{
   <xi:include href="64bit-segments.xml"/>
 </target>
 `,
-	"64bit-core.xml": `<?xml version="1.0"?>
+		"64bit-core.xml": `<?xml version="1.0"?>
 <!DOCTYPE feature SYSTEM "gdb-target.dtd">
 <feature name="org.gnu.gdb.i386.core">
     <flags id="i386_eflags" size="4">
@@ -82,7 +84,7 @@ var targetDocs = map[string]string{
     <reg name="fop" bitsize="32" type="int" group="float"/>
   </feature>
 `,
-	"64bit-sse.xml": `<?xml version="1.0"?>
+		"64bit-sse.xml": `<?xml version="1.0"?>
 <!DOCTYPE feature SYSTEM "gdb-target.dtd">
 <feature name="org.gnu.gdb.i386.sse">
     <vector id="v8bf16" type="bfloat16" count="8"/>
@@ -121,20 +123,21 @@ var targetDocs = map[string]string{
     <reg name="mxcsr" bitsize="32" type="int" group="vector"/>
   </feature>
 `,
-	"64bit-linux.xml": `<?xml version="1.0"?>
+		"64bit-linux.xml": `<?xml version="1.0"?>
 <!DOCTYPE feature SYSTEM "gdb-target.dtd">
 <feature name="org.gnu.gdb.i386.linux">
     <reg name="orig_rax" bitsize="64" type="int" regnum="57"/>
   </feature>
 `,
-	"64bit-segments.xml": `<?xml version="1.0"?>
+		"64bit-segments.xml": `<?xml version="1.0"?>
 <!DOCTYPE feature SYSTEM "gdb-target.dtd">
 <feature name="org.gnu.gdb.i386.segments">
     <reg name="fs_base" bitsize="64" type="int" regnum="58"/>
     <reg name="gs_base" bitsize="64" type="int" regnum="59"/>
   </feature>
 `,
-}
+	}
+})
 
 // numRegs is the number of registers in targetXML.
 const numRegs = 60

@@ -10,12 +10,17 @@ import (
 	"io"
 	"math"
 	"sort"
+	"sync"
 )
 
 //go:embed timeline.html
 var pageSource string
 
-var page = template.Must(template.New("timeline").Parse(pageSource))
+// page is parsed at its first use: a program start (every gorr record)
+// need not parse it.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("timeline").Parse(pageSource))
+})
 
 // meta is the page's own description of the trace (window.gorrTimeline).
 type meta struct {
@@ -110,7 +115,7 @@ func WriteHTML(w io.Writer, m *Model) error {
 	cols["event"] = u32(func(it *Item) uint32 { return uint32(it.Event) })
 	cols["endEvent"] = u32(func(it *Item) uint32 { return uint32(it.EndEvent) })
 	cols["call"] = u32(func(it *Item) uint32 { return uint32(int32(it.Call)) })
-	err = page.Execute(bw, map[string]any{"Meta": template.JS(js), "Cols": cols, "Title": m.Trace})
+	err = page().Execute(bw, map[string]any{"Meta": template.JS(js), "Cols": cols, "Title": m.Trace})
 	if err != nil {
 		return err
 	}
