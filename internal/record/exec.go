@@ -459,14 +459,13 @@ func (r *recorder) int3Sites(rel, path string) ([]patch.Site, error) {
 		return sites, nil
 	}
 	defer r.since(phScan, time.Now())
-	if _, err := os.Stat(path); err != nil {
-		return nil, err
-	}
 	// The manifest's digest of the copy keys the site cache: the copy
 	// is not read again to hash it.
 	var digest string
 	if d, ok := r.w.FileDigest(rel); ok {
 		digest = d.SHA256
+	} else if _, err := os.Stat(path); err != nil {
+		return nil, err
 	}
 	sites, _ := patch.ScanFileKeyed(path, digest, r.opts.SiteCache) // not an ELF file: nothing to patch
 	r.sites[rel] = sites

@@ -175,6 +175,15 @@ func writeHeader(dir string, h *Header) error {
 // neither fsyncs the file nor the directory (the rename still replaces
 // the header atomically for readers and for a recorder that dies).
 func writeHeaderSync(dir string, h *Header, sync bool) error {
+	if err := writeHeaderTemp(dir, h, sync); err != nil {
+		return err
+	}
+	return commitHeader(dir, sync)
+}
+
+// writeHeaderTemp writes h, with its checksum, to the temporary header
+// file of dir (fsynced with sync), for commitHeader to rename.
+func writeHeaderTemp(dir string, h *Header, sync bool) error {
 	h.HeaderSHA256 = ""
 	b, err := json.Marshal(h)
 	if err != nil {
@@ -212,7 +221,13 @@ func writeHeaderSync(dir string, h *Header, sync bool) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("trace: write header: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dir, HeaderFile)); err != nil {
+	return nil
+}
+
+// commitHeader renames the temporary header over header.json, then with
+// sync fsyncs the directory.
+func commitHeader(dir string, sync bool) error {
+	if err := os.Rename(filepath.Join(dir, headerTemp), filepath.Join(dir, HeaderFile)); err != nil {
 		return fmt.Errorf("trace: write header: %w", err)
 	}
 	if !sync {

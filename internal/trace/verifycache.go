@@ -102,11 +102,16 @@ func (c verifyCache) write(st *unix.Stat_t, d FileDigest) bool {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return false
 	}
-	f, err := os.OpenFile(c.marker(st, d), os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	return c.create(st, d)
+}
+
+// create is write in a cache directory known to exist.
+func (c verifyCache) create(st *unix.Stat_t, d FileDigest) bool {
+	fd, err := unix.Open(c.marker(st, d), unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_CLOEXEC, 0o600)
 	if err != nil {
 		return false
 	}
-	f.Close()
+	unix.Close(fd)
 	return true
 }
 
@@ -145,17 +150,24 @@ func (w *Writer) MarkCaptured(cache string) (wait func()) {
 // markAll writes the markers of the captured files (name -> digest) of
 // the trace in dir.
 func (c verifyCache) markAll(dir string, files map[string]FileDigest) {
+	if os.MkdirAll(c.dir, 0o700) != nil {
+		return
+	}
 	wrote := false
 	for rel, d := range files {
-		real, err := ResolveFile(dir, rel)
-		if err != nil {
-			continue
-		}
+		// The recorder's captures are regular files in the trace
+		// (Lstat: not a link); anything else is resolved as replay does.
 		var st unix.Stat_t
-		if unix.Stat(real, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG || st.Size != d.Size {
+		if unix.Lstat(filepath.Join(dir, filepath.Clean("/"+rel)), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			real, err := ResolveFile(dir, rel)
+			if err != nil || unix.Stat(real, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+				continue
+			}
+		}
+		if st.Size != d.Size {
 			continue
 		}
-		if c.write(&st, d) {
+		if c.create(&st, d) {
 			wrote = true
 		}
 	}

@@ -553,11 +553,22 @@ func (w *Writer) Close(final Header) error {
 	if err == nil {
 		err = w.writeErr()
 	}
-	// The streams, the files/ directory and the captured files (whose
-	// fsyncs started at their capture) are fsynced at the same time, so
-	// that the filesystem can commit them together.
+	final.Version = w.hdr.Version
+	final.RequiredReaderVersion = w.hdr.RequiredReaderVersion
+	final.UUID = w.hdr.UUID
+	final.Created = w.hdr.Created
+	if w.hdr.PointStrategy != "" {
+		final.PointStrategy = w.hdr.PointStrategy // the recorder's word
+	}
+	final.Complete = true
+	final.EventCount = w.count
+	final.Files = w.hdr.Files
+	// The streams, the files/ directory, the captured files (whose
+	// fsyncs started at their capture) and the final header's temporary
+	// file are fsynced at the same time, so that the filesystem can
+	// commit them together; the header is renamed into place only then.
 	var wg sync.WaitGroup
-	errs := make([]error, 3)
+	errs := make([]error, 4)
 	if err == nil {
 		for i, f := range []*os.File{w.data, w.events} {
 			wg.Add(1)
@@ -568,10 +579,14 @@ func (w *Writer) Close(final Header) error {
 				}
 			}()
 		}
-		wg.Add(1)
+		wg.Add(2)
 		go func() {
 			defer wg.Done()
 			errs[2] = syncDir(filepath.Join(w.dir, FilesDir))
+		}()
+		go func() {
+			defer wg.Done()
+			errs[3] = writeHeaderTemp(w.dir, &final, true)
 		}()
 	}
 	wg.Wait()
@@ -591,17 +606,7 @@ func (w *Writer) Close(final Header) error {
 	if err != nil {
 		return err
 	}
-	final.Version = w.hdr.Version
-	final.RequiredReaderVersion = w.hdr.RequiredReaderVersion
-	final.UUID = w.hdr.UUID
-	final.Created = w.hdr.Created
-	if w.hdr.PointStrategy != "" {
-		final.PointStrategy = w.hdr.PointStrategy // the recorder's word
-	}
-	final.Complete = true
-	final.EventCount = w.count
-	final.Files = w.hdr.Files
-	if err := writeHeader(w.dir, &final); err != nil {
+	if err := commitHeader(w.dir, true); err != nil {
 		return err
 	}
 	w.hdr = final
