@@ -73,6 +73,10 @@ func sleeping(tid int) bool {
 	return i >= 0 && i+2 < len(b) && b[i+2] == 'S'
 }
 
+// idleAfter is how many ticks in a row with no timeslice to end stop
+// the watchdog's ticker (10 ms at the default tick).
+const idleAfter = 20
+
 // shortSlice is the timeslice below which the watchdog times the slice
 // itself instead of waiting for its next tick.
 const shortSlice = 2 * time.Millisecond
@@ -125,12 +129,18 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 	runtime.LockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	ticking := true
+	unwanted := 0 // ticks in a row at which no timeslice could end
 	for {
-		// Idle while no timeslice can end. The recorder stores others
-		// and sigHeld before it loads idle, the watchdog stores idle
-		// before it loads them: one of the two sees the other's store,
-		// so a kick is never missed.
-		if !d.wanted() {
+		// Idle once no timeslice could end for idleAfter ticks (not at
+		// once: threads that block and wake often would have the
+		// recorder wake the watchdog at every switch). The recorder
+		// stores others and sigHeld before it loads idle, the watchdog
+		// stores idle before it loads them: one of the two sees the
+		// other's store, so a kick is never missed.
+		if d.wanted() {
+			unwanted = 0
+		} else if unwanted++; unwanted >= idleAfter {
+			unwanted = 0
 			d.idle.Store(true)
 			if !d.wanted() {
 				if ticking {
@@ -141,6 +151,9 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 				case <-done:
 					return
 				case <-d.kick:
+					// Again, for the ticking select below, which times
+					// a short timeslice.
+					d.wake()
 				}
 			}
 			d.idle.Store(false)
