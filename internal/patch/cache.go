@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/osfile"
 )
 
 // ScanFile is Scan of the file at path, with the result kept in cacheDir
@@ -54,7 +56,7 @@ func CachedScan[T any](path, kind, digest, cacheDir string, scan func(io.ReaderA
 			return sites, nil
 		}
 	}
-	f, err := os.Open(path)
+	f, err := osfile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
@@ -176,7 +177,7 @@ func (r *recorder) cpuidSites(rel string) ([]patch.CpuidSite, map[uint64]bool) {
 	sites = slices.Clip(sites)
 	c := cpuidFile{sites: sites, int3s: int3s}
 	if len(sites) > 0 {
-		if f, err := os.Open(path); err == nil {
+		if f, err := osfile.Open(path, os.O_RDONLY, 0); err == nil {
 			c.padOff, c.padN = patch.CodePadding(f)
 			f.Close()
 		}

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
@@ -82,7 +83,7 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	if !trapped {
 		ev.Flags = trace.ExecUntrapped
 	}
-	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", t.tid))
+	cmdline, _ := osfile.ReadFile(fmt.Sprintf("/proc/%d/cmdline", t.tid))
 	exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", t.tid))
 	ev.Text = exe + "\x00\x00" + strings.TrimRight(string(cmdline), "\x00")
 	for _, m := range maps {
@@ -151,7 +152,7 @@ func (r *recorder) capture(t *task, m tracee.Map) (string, io.ReaderAt, error) {
 	if err != nil {
 		return "", nil, fmt.Errorf("capture mapped file %s: %w", m.Name, err)
 	}
-	f, err := os.Open(r.w.Dir() + "/" + rel)
+	f, err := osfile.Open(r.w.Dir()+"/"+rel, os.O_RDONLY, 0)
 	if err != nil {
 		return "", nil, fmt.Errorf("read captured %s: %w", m.Name, err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/asyncpoint"
 	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -304,7 +305,7 @@ func (r *recorder) scanTargets(t *task, m tracee.Map) []uint64 {
 			return set
 		}
 	}
-	f, err := os.Open(fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End))
+	f, err := osfile.Open(fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End), os.O_RDONLY, 0)
 	if err != nil {
 		return nil
 	}

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
@@ -1171,7 +1172,7 @@ func procPath(link, format string, v ...any) bool {
 
 // fdPos reads the file position of tid's descriptor fd.
 func fdPos(tid, fd int) uint64 {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
+	b, err := osfile.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
 	if err != nil {
 		return 0
 	}
@@ -1202,7 +1203,7 @@ func ppidOf(tid int) int {
 
 // procStatus reads one field of /proc/tid/status ("" if absent).
 func procStatus(tid int, key string) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	b, err := osfile.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
 		return ""
 	}

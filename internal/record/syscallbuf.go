@@ -11,6 +11,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
@@ -350,7 +351,7 @@ func (r *recorder) disableBuf(t *task, ev *trace.Event, nr int, a [6]uint64, ret
 // fdWritable tells whether fd of thread tid was opened for writing (true
 // when that cannot be read).
 func fdWritable(tid, fd int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
+	b, err := osfile.ReadFile(fmt.Sprintf("/proc/%d/fdinfo/%d", tid, fd))
 	if err != nil {
 		return true
 	}

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -183,7 +184,7 @@ type codeKey struct {
 // executable section, which is what patch.Scan decodes: without section
 // headers, nothing of the file is scanned.
 func hasCodeSections(path string) bool {
-	f, err := os.Open(path)
+	f, err := osfile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		return false
 	}

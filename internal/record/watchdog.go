@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -65,7 +66,7 @@ type watchdog struct {
 // sleeping tells whether thread tid is in an interruptible sleep (state
 // S in /proc/TID/stat).
 func sleeping(tid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(tid) + "/stat")
+	b, err := osfile.ReadFile("/proc/" + strconv.Itoa(tid) + "/stat")
 	if err != nil {
 		return false
 	}

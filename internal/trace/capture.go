@@ -15,6 +15,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/osfile"
 )
 
 // fileKey identifies a version of a file for deduplication.
@@ -85,7 +87,7 @@ func (w *Writer) CaptureFile(path string) (rel string, err error) {
 			err = fmt.Errorf("trace: capture %s: %w", path, err)
 		}
 	}()
-	src, err := os.Open(path)
+	src, err := osfile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		return "", err
 	}
@@ -212,7 +214,7 @@ func (w *Writer) syncCaptured() error {
 }
 
 func syncFile(path string) error {
-	f, err := os.Open(path)
+	f, err := osfile.Open(path, os.O_RDONLY, 0)
 	if err != nil {
 		return fmt.Errorf("trace: sync %s: %w", path, err)
 	}
@@ -229,7 +231,7 @@ func syncFile(path string) error {
 // copy (copy_file_range). It then hashes what dst holds and makes it
 // read-only (0400).
 func cloneOrCopy(src *os.File, dst string) (d FileDigest, err error) {
-	out, err := os.OpenFile(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	out, err := osfile.Open(dst, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return d, err
 	}

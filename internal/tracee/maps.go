@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -32,7 +33,7 @@ func (m Map) Size() uint64 { return m.End - m.Start }
 
 // Maps parses /proc/pid/maps.
 func Maps(pid int) ([]Map, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/maps", pid))
+	f, err := osfile.Open(fmt.Sprintf("/proc/%d/maps", pid), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read maps: %w", err)
 	}
@@ -166,7 +167,7 @@ func ChecksumPages(pid int, mem *Mem, lo, hi uint64, skip []trace.Span, crc bool
 	if err != nil {
 		return 0, err
 	}
-	pm, err := os.Open(fmt.Sprintf("/proc/%d/pagemap", pid))
+	pm, err := osfile.Open(fmt.Sprintf("/proc/%d/pagemap", pid), os.O_RDONLY, 0)
 	if err != nil {
 		return 0, err
 	}

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -25,7 +26,7 @@ type Mem struct {
 
 // OpenMem opens the address space of process (or thread) pid.
 func OpenMem(pid int) (*Mem, error) {
-	f, err := os.OpenFile(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
+	f, err := osfile.Open(fmt.Sprintf("/proc/%d/mem", pid), os.O_RDWR, 0)
 	if err != nil {
 		return nil, fmt.Errorf("open tracee memory: %w", err)
 	}
@@ -184,7 +185,7 @@ func (m *Mem) writeShared(addr uint64, data []byte) int {
 		if !mp.Shared || addr < mp.Start || addr >= mp.End {
 			continue
 		}
-		f, err := os.OpenFile(fmt.Sprintf("/proc/%d/map_files/%x-%x", m.pid, mp.Start, mp.End), os.O_RDWR, 0)
+		f, err := osfile.Open(fmt.Sprintf("/proc/%d/map_files/%x-%x", m.pid, mp.Start, mp.End), os.O_RDWR, 0)
 		if err != nil {
 			return 0
 		}

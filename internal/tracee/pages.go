@@ -7,6 +7,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/osfile"
 )
 
 // Range is a page-aligned span of addresses [Start, End).
@@ -36,7 +38,7 @@ type pageRegion struct{ Start, End, Categories uint64 }
 // so a sparse mapping of a terabyte costs as much as its few pages; on
 // older kernels it reads /proc/pid/pagemap.
 func PopulatedPages(pid int, start, end uint64) ([]Range, error) {
-	f, err := os.Open(fmt.Sprintf("/proc/%d/pagemap", pid))
+	f, err := osfile.Open(fmt.Sprintf("/proc/%d/pagemap", pid), os.O_RDONLY, 0)
 	if err != nil {
 		return nil, fmt.Errorf("populated pages: %w", err)
 	}
@@ -49,7 +51,7 @@ func PopulatedPages(pid int, start, end uint64) ([]Range, error) {
 // mapping it records).
 func (m *Mem) PopulatedPages(start, end uint64) ([]Range, error) {
 	if m.pagemap == nil {
-		f, err := os.Open(fmt.Sprintf("/proc/%d/pagemap", m.pid))
+		f, err := osfile.Open(fmt.Sprintf("/proc/%d/pagemap", m.pid), os.O_RDONLY, 0)
 		if err != nil {
 			return nil, fmt.Errorf("populated pages: %w", err)
 		}

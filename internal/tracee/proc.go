@@ -3,14 +3,15 @@ package tracee
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
+
+	"github.com/gorr-debugger/gorr/internal/osfile"
 )
 
 // status returns the value of one "Key:\tvalue" line of /proc/tid/status.
 func status(tid int, key string) (string, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
+	b, err := osfile.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
 		return "", false
 	}
@@ -48,7 +49,7 @@ func SignalMasks(tid int) (caught, ignored uint64) {
 // IsZombie reports whether tid has finished exiting (a zombie, dead, or
 // already gone).
 func IsZombie(tid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
+	b, err := osfile.ReadFile(fmt.Sprintf("/proc/%d/stat", tid))
 	if err != nil {
 		return true
 	}
