@@ -10,6 +10,7 @@
 package prefault
 
 import (
+	"runtime"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -17,20 +18,20 @@ import (
 
 const pageSize = 4096
 
-// Async has the kernel map the whole pages of b[:cap(b)] on a goroutine
-// of its own (MADV_POPULATE_WRITE: no fault, no byte changed, so b may
-// be written meanwhile). Where the kernel lacks it (before Linux 5.14)
-// nothing happens: the pages are mapped at their first touch, as without
-// it. b must stay referenced by its owner (it is, while it is used).
-func Async(b []byte) {
-	start, end := span(b)
-	if start >= end {
-		return
-	}
+// Async has the kernel map the whole pages of each b[:cap(b)] on one
+// goroutine of its own (MADV_POPULATE_WRITE: no fault, no byte changed,
+// so the buffers may be written meanwhile), in order. Where the kernel
+// lacks it (before Linux 5.14) nothing happens: the pages are mapped at
+// their first touch, as without it. The buffers are kept alive until
+// the kernel is done with them.
+func Async(bufs ...[]byte) {
 	go func() {
-		_, _, _ = unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_POPULATE_WRITE)
-		// b is kept alive until the kernel is done with its pages.
-		_ = b[:cap(b)]
+		for _, b := range bufs {
+			if start, end := span(b); start < end {
+				_, _, _ = unix.Syscall(unix.SYS_MADVISE, start, end-start, unix.MADV_POPULATE_WRITE)
+			}
+		}
+		runtime.KeepAlive(bufs)
 	}()
 }
 

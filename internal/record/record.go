@@ -386,7 +386,9 @@ func Record(opts Options) (*Result, error) {
 	// the next call a yield would wait for.
 	r.dog.yield.Store(r.bufOn && !opts.Chaos)
 	r.dog.kick = make(chan struct{}, 1)
-	go r.dog.watch(opts.Timeslice, opts.SignalSlice, done)
+	// The watchdog's goroutine (and the thread it locks) starts when a
+	// timeslice can first end: never for a single-threaded program.
+	r.dog.start = func() { go r.dog.watch(opts.Timeslice, opts.SignalSlice, done) }
 	th := ptrace.NewThread(pid)
 	st, err := th.Wait()
 	if err != nil {

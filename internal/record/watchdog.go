@@ -61,6 +61,10 @@ type watchdog struct {
 	// switches in 0.15 s, on a machine of two CPUs one of which runs
 	// the tracees.
 	idle atomic.Bool
+	// start starts the watchdog's goroutine; startOnce runs it the first
+	// time a timeslice can end (wanted), from the tracer's thread.
+	start     func()
+	startOnce sync.Once
 }
 
 // sleeping tells whether thread tid is in an interruptible sleep (state
@@ -89,6 +93,7 @@ func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration, m
 	d.slice.Store(int64(slice))
 	d.since.Store(time.Now().UnixNano())
 	d.tid.Store(int64(tid))
+	d.startIfWanted()
 	if slice < shortSlice && others || d.wanted() && d.idle.Load() {
 		d.wake()
 	}
@@ -97,8 +102,17 @@ func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration, m
 func (d *watchdog) set(others, sigHeld bool) {
 	d.others.Store(others)
 	d.sigHeld.Store(sigHeld)
+	d.startIfWanted()
 	if d.wanted() && d.idle.Load() {
 		d.wake()
+	}
+}
+
+// startIfWanted starts the watchdog's goroutine the first time a
+// timeslice can end.
+func (d *watchdog) startIfWanted() {
+	if d.start != nil && d.wanted() {
+		d.startOnce.Do(d.start)
 	}
 }
 

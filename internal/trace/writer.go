@@ -160,9 +160,7 @@ func Create(dir string, h Header) (*Writer, error) {
 	spareData, spareEv := make([]byte, 0, dataBufCap), make([]byte, 0, evBufCap)
 	w.free <- spareData // taken in this order by flushLocked
 	w.free <- spareEv
-	for _, b := range [][]byte{w.evBuf, w.enc.data, spareData, spareEv} {
-		prefault.Async(b)
-	}
+	prefault.Async(w.evBuf, w.enc.data, spareData, spareEv)
 	w.finished = make(chan struct{})
 	go w.compress(zenc)
 	return w, nil
