@@ -604,7 +604,13 @@ func (w *Writer) Close(final Header) error {
 	if err != nil {
 		return err
 	}
-	if err := commitHeader(w.dir, true); err != nil {
+	// The rename is not fsynced (the trace directory): it reaches the
+	// disk with the filesystem's next commit. A crash of the machine
+	// before that leaves the header of Create or of the last flush
+	// (Complete false), with every event on disk behind it: the trace
+	// replays as an incomplete one, to its last event. One journal
+	// commit less in the recording's last milliseconds.
+	if err := commitHeader(w.dir, false); err != nil {
 		return err
 	}
 	w.hdr = final
