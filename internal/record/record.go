@@ -324,9 +324,9 @@ func Record(opts Options) (*Result, error) {
 	}
 	holder, pgid := startGroupHolder()
 	if holder != nil {
-		// Reaped on a goroutine: the recording need not wait for its
-		// death.
-		defer func() { _ = holder.Process.Kill(); go func() { _ = holder.Wait() }() }()
+		// Killed as soon as the loop ends (below), so that it is dead,
+		// and its reaping does not wait, when the recording is over.
+		defer func() { _ = holder.Process.Kill(); _ = holder.Wait() }()
 	}
 	cmd := exec.Cmd{Path: path, Args: opts.Argv, Env: opts.Env, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr,
 		SysProcAttr: &syscall.SysProcAttr{Ptrace: true, Setpgid: true, Pgid: pgid}}
@@ -429,6 +429,10 @@ func Record(opts Options) (*Result, error) {
 		_ = r.flushExits(0)
 		_ = r.w.Flush()
 		return nil, err
+	}
+	if holder != nil {
+		// Every recorded process is gone: the group needs no holder.
+		_ = holder.Process.Kill()
 	}
 	if err := r.flushExits(0); err != nil {
 		return nil, err
