@@ -6,21 +6,46 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"html/template"
+	"fmt"
 	"io"
 	"math"
 	"sort"
-	"sync"
+	"strings"
 )
 
 //go:embed timeline.html
 var pageSource string
 
-// page is parsed at its first use: a program start (every gorr record)
-// need not parse it.
-var page = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("timeline").Parse(pageSource))
-})
+// The page is filled in by plain substitution of its placeholders, not
+// with html/template: that package's initialization alone took 0.2-0.5
+// ms of every gorr command's start (every recording), for a page whose
+// only values are the trace's name (HTML-escaped), the JSON description
+// (encoding/json escapes <, > and &, so it cannot close the script) and
+// base64 strings.
+const (
+	titleHole = "{{.Title}}"
+	metaHole  = "{{.Meta}}"
+	colsHole  = "{{.Cols." // + column name + "}}"
+)
+
+// escapeHTML escapes s for HTML text.
+func escapeHTML(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;").Replace(s)
+}
+
+// fillPage returns the page with its placeholders replaced: the title,
+// the JSON description and the columns (name -> JavaScript literal).
+func fillPage(title string, meta []byte, cols map[string]string) (string, error) {
+	pairs := []string{titleHole, escapeHTML(title), metaHole, string(meta)}
+	for name, lit := range cols {
+		pairs = append(pairs, colsHole+name+"}}", lit)
+	}
+	out := strings.NewReplacer(pairs...).Replace(pageSource)
+	if i := strings.Index(out, "{{"); i >= 0 {
+		return "", fmt.Errorf("timeline page: placeholder left at byte %d", i)
+	}
+	return out, nil
+}
 
 // meta is the page's own description of the trace (window.gorrTimeline).
 type meta struct {
@@ -86,20 +111,20 @@ func WriteHTML(w io.Writer, m *Model) error {
 		return err
 	}
 	bw := bufio.NewWriter(w)
-	cols := map[string]template.JS{}
-	f64 := func(get func(*Item) float64) template.JS {
+	cols := map[string]string{}
+	f64 := func(get func(*Item) float64) string {
 		b := make([]byte, 8*len(items))
 		for i := range items {
 			binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(get(&items[i])))
 		}
-		return template.JS(`"` + base64.StdEncoding.EncodeToString(b) + `"`)
+		return `"` + base64.StdEncoding.EncodeToString(b) + `"`
 	}
-	u32 := func(get func(*Item) uint32) template.JS {
+	u32 := func(get func(*Item) uint32) string {
 		b := make([]byte, 4*len(items))
 		for i := range items {
 			binary.LittleEndian.PutUint32(b[4*i:], get(&items[i]))
 		}
-		return template.JS(`"` + base64.StdEncoding.EncodeToString(b) + `"`)
+		return `"` + base64.StdEncoding.EncodeToString(b) + `"`
 	}
 	cols["start"] = f64(func(it *Item) float64 { return float64(it.Start) })
 	cols["end"] = f64(func(it *Item) float64 { return float64(it.End) })
@@ -115,8 +140,11 @@ func WriteHTML(w io.Writer, m *Model) error {
 	cols["event"] = u32(func(it *Item) uint32 { return uint32(it.Event) })
 	cols["endEvent"] = u32(func(it *Item) uint32 { return uint32(it.EndEvent) })
 	cols["call"] = u32(func(it *Item) uint32 { return uint32(int32(it.Call)) })
-	err = page().Execute(bw, map[string]any{"Meta": template.JS(js), "Cols": cols, "Title": m.Trace})
+	page, err := fillPage(m.Trace, js, cols)
 	if err != nil {
+		return err
+	}
+	if _, err := bw.WriteString(page); err != nil {
 		return err
 	}
 	return bw.Flush()

@@ -64,3 +64,25 @@ func TestChromeJSON(t *testing.T) {
 		t.Fatalf("%d thread names, %d events", names, len(doc.TraceEvents))
 	}
 }
+
+// TestPageEscapesTheTraceName checks the page's substitutions: a trace
+// named like markup stays text, and a name in the JSON description
+// cannot close the script.
+func TestPageEscapesTheTraceName(t *testing.T) {
+	m := big(10)
+	m.Trace = `</title><script>alert("x")</script>&`
+	var b bytes.Buffer
+	if err := WriteHTML(&b, m); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if strings.Contains(page, `<script>alert`) || strings.Count(page, "</script>") != strings.Count(pageSource, "</script>") {
+		t.Fatal("the trace name went into the page as markup")
+	}
+	if !strings.Contains(page, "&lt;/title&gt;&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;&amp;") {
+		t.Fatal("the title does not hold the escaped trace name")
+	}
+	if strings.Contains(page, "{{") {
+		t.Fatal("a placeholder is left")
+	}
+}
