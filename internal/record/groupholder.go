@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
-	"os/exec"
 	"syscall"
 	"time"
 
@@ -86,31 +85,30 @@ func tinyELF(code []byte) []byte {
 // startGroupHolder starts a process-group holder in a new group and
 // returns it and the group (nil, 0 if none can be started: the tracee
 // then leads a group of its own).
-func startGroupHolder() (*exec.Cmd, int) {
+func startGroupHolder() (*child, int) {
 	if h, err := startELFHolder(); err == nil {
-		return h, h.Process.Pid
+		return h, h.pid
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return nil, 0
 	}
-	h := exec.Command(self)
-	h.Env = []string{GroupHolderEnv + "=1"}
-	h.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if h.Start() != nil {
+	h, err := startChild(self, []string{self}, []string{GroupHolderEnv + "=1"}, nil, &syscall.SysProcAttr{Setpgid: true})
+	if err != nil {
 		return nil, 0
 	}
-	return h, h.Process.Pid
+	return h, h.pid
 }
 
 // startELFHolder runs holderELF from a memfd.
-func startELFHolder() (*exec.Cmd, error) {
+func startELFHolder() (*child, error) {
 	return startTinyELF(holderELF(), "gorr-group-holder", &syscall.SysProcAttr{Setpgid: true}, nil)
 }
 
 // startTinyELF starts the executable elf (tinyELF) from a memfd named
-// name, with attributes attr and standard output stdout (nil: none).
-func startTinyELF(elf []byte, name string, attr *syscall.SysProcAttr, stdout *os.File) (*exec.Cmd, error) {
+// name, with attributes attr and standard output stdout (nil: none; the
+// child has no standard input or error).
+func startTinyELF(elf []byte, name string, attr *syscall.SysProcAttr, stdout *os.File) (*child, error) {
 	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("memfd_create: %w", err)
@@ -122,12 +120,44 @@ func startTinyELF(elf []byte, name string, attr *syscall.SysProcAttr, stdout *os
 	}
 	// The child resolves /proc/self/fd/N while it still has the
 	// descriptor (close-on-exec closes it only once the exec succeeded).
-	h := &exec.Cmd{Path: fmt.Sprintf("/proc/self/fd/%d", fd), Args: []string{name}, Env: []string{}, SysProcAttr: attr}
-	if stdout != nil {
-		h.Stdout = stdout
+	files := []*os.File{nil, stdout, nil}
+	return startChild(fmt.Sprintf("/proc/self/fd/%d", fd), []string{name}, []string{}, files, attr)
+}
+
+// child is a process gorr started (not a tracee).
+type child struct{ pid int }
+
+// startChild starts path with argv and env, files as its descriptors 0,
+// 1, 2, ... (nil: closed) and attributes attr. It calls
+// syscall.ForkExec, not os/exec: os.StartProcess checks, at its first
+// use in a process, that the kernel supports pidfds by starting a
+// process more (a clone that exits at once), and makes a pidfd for
+// every child, all of it before gorr's tracee can start.
+func startChild(path string, argv, env []string, files []*os.File, attr *syscall.SysProcAttr) (*child, error) {
+	fds := make([]uintptr, len(files))
+	for i, f := range files {
+		fds[i] = ^uintptr(0) // closed in the child
+		if f != nil {
+			fds[i] = f.Fd()
+		}
 	}
-	if err := h.Start(); err != nil {
-		return nil, err
+	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{Env: env, Files: fds, Sys: attr})
+	if err != nil {
+		return nil, &os.PathError{Op: "fork/exec", Path: path, Err: err}
 	}
-	return h, nil
+	return &child{pid: pid}, nil
+}
+
+// Kill sends the child SIGKILL.
+func (c *child) Kill() error { return unix.Kill(c.pid, unix.SIGKILL) }
+
+// Wait reaps the child and returns its wait status.
+func (c *child) Wait() (unix.WaitStatus, error) {
+	var ws unix.WaitStatus
+	for {
+		_, err := unix.Wait4(c.pid, &ws, 0, nil)
+		if err != unix.EINTR {
+			return ws, err
+		}
+	}
 }

@@ -19,8 +19,8 @@ func TestELFGroupHolder(t *testing.T) {
 	if err != nil {
 		t.Fatalf("start: %v", err)
 	}
-	pid := h.Process.Pid
-	defer func() { _ = h.Process.Kill(); _, _ = h.Process.Wait() }()
+	pid := h.pid
+	defer func() { _ = h.Kill(); _, _ = h.Wait() }()
 	var comm string
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
@@ -42,12 +42,12 @@ func TestELFGroupHolder(t *testing.T) {
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("holder gone: %v", err)
 	}
-	_ = h.Process.Kill()
-	ps, err := h.Process.Wait()
+	_ = h.Kill()
+	ws, err := h.Wait()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ws := ps.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Errorf("holder ended with %v, want killed by SIGKILL", ps)
+	if !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
+		t.Errorf("holder ended with %v, want killed by SIGKILL", ws)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/prefault"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
@@ -326,14 +327,26 @@ func Record(opts Options) (*Result, error) {
 	if holder != nil {
 		// Killed as soon as the loop ends (below), so that it is dead,
 		// and its reaping does not wait, when the recording is over.
-		defer func() { _ = holder.Process.Kill(); _ = holder.Wait() }()
+		defer func() { _ = holder.Kill(); _, _ = holder.Wait() }()
 	}
-	cmd := exec.Cmd{Path: path, Args: opts.Argv, Env: opts.Env, Stdin: opts.Stdin, Stdout: opts.Stdout, Stderr: opts.Stderr,
-		SysProcAttr: &syscall.SysProcAttr{Ptrace: true, Setpgid: true, Pgid: pgid}}
-	if err := cmd.Start(); err != nil {
+	stdio := []*os.File{opts.Stdin, opts.Stdout, opts.Stderr}
+	for i, f := range stdio {
+		if f == nil { // as os/exec does
+			mode := os.O_WRONLY
+			if i == 0 {
+				mode = os.O_RDONLY
+			}
+			if stdio[i], err = osfile.Open(os.DevNull, mode, 0); err != nil {
+				return nil, fmt.Errorf("start %s: %w", opts.Argv[0], err)
+			}
+			defer stdio[i].Close()
+		}
+	}
+	prog, err := startChild(path, opts.Argv, opts.Env, stdio, &syscall.SysProcAttr{Ptrace: true, Setpgid: true, Pgid: pgid})
+	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", opts.Argv[0], err)
 	}
-	pid := cmd.Process.Pid
+	pid := prog.pid
 	r.initial = pid
 	defer r.closeCaptures()
 	if pgid == 0 {
@@ -432,7 +445,7 @@ func Record(opts Options) (*Result, error) {
 	}
 	if holder != nil {
 		// Every recorded process is gone: the group needs no holder.
-		_ = holder.Process.Kill()
+		_ = holder.Kill()
 	}
 	if err := r.flushExits(0); err != nil {
 		return nil, err

@@ -45,13 +45,13 @@ func probeTSCTrap() (bool, error) {
 		return false, fmt.Errorf("rdtsc probe: %w", err)
 	}
 	defer rd.Close()
-	cmd, err := startTinyELF(tinyELF(tscProbeCode), "gorr-tsc-probe", &syscall.SysProcAttr{}, wr)
+	probe, err := startTinyELF(tinyELF(tscProbeCode), "gorr-tsc-probe", &syscall.SysProcAttr{}, wr)
 	wr.Close()
 	if err != nil {
 		return false, fmt.Errorf("start the rdtsc probe: %w", err)
 	}
 	out, err := io.ReadAll(rd) // to EOF: the probe has exited
-	_ = cmd.Wait()             // reaped already where SIGCHLD is ignored
+	_, _ = probe.Wait()        // reaped already where SIGCHLD is ignored
 	if err != nil {
 		return false, fmt.Errorf("rdtsc probe: %w", err)
 	}
