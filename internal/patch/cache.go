@@ -6,7 +6,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -36,7 +35,7 @@ func ScanFileKeyed(path, digest, cacheDir string) ([]Site, error) {
 
 // CachedScan runs scan (a scanner of ELF files: this package's Scan, or
 // the system-call sites of internal/syscallbuf) over the file at path,
-// with its result kept in cacheDir (if not empty) as JSON under kind (a
+// with its result kept in cacheDir (if not empty) (flat.go's encoding) under kind (a
 // name telling scanners apart; "" for Scan's) and digest (see
 // ScanFileKeyed; the file's SHA-256 when empty). A cache entry that
 // cannot be read or written is ignored. Entries are not versioned: the
@@ -51,7 +50,7 @@ func CachedScan[T any](path, kind, digest, cacheDir string, scan func(io.ReaderA
 		// Looked up first: an entry exists only for an ELF file
 		// scanned before, and the file itself need not be opened (the
 		// 22 lookups of a python recording took 2 ms).
-		key = prefix + "digest-" + digest + ".json"
+		key = prefix + "digest-" + digest + ".bin"
 		if sites, ok := readEntry[T](filepath.Join(cacheDir, key)); ok {
 			return sites, nil
 		}
@@ -73,7 +72,7 @@ func CachedScan[T any](path, kind, digest, cacheDir string, scan func(io.ReaderA
 		// mapped files, a new inode at every recording.
 		h := sha256.New()
 		if _, err := io.Copy(h, f); err == nil {
-			key = prefix + "sha256-" + hex.EncodeToString(h.Sum(nil)) + ".json"
+			key = prefix + "sha256-" + hex.EncodeToString(h.Sum(nil)) + ".bin"
 			if sites, ok := readEntry[T](filepath.Join(cacheDir, key)); ok {
 				return sites, nil
 			}
@@ -97,14 +96,7 @@ func readEntry[T any](path string) ([]T, bool) {
 	if !ok {
 		return nil, false
 	}
-	if string(b) == "null" {
-		return nil, true // no sites: most files
-	}
-	var sites []T
-	if json.Unmarshal(b, &sites) != nil {
-		return nil, false
-	}
-	return sites, true
+	return decodeFlat[T](b)
 }
 
 // readSmallFile reads the file at path with plain system calls (an
@@ -136,7 +128,7 @@ func readSmallFile(path string) ([]byte, bool) {
 
 // writeEntry stores sites under key, atomically (a temporary file renamed).
 func writeEntry[T any](cacheDir, key string, sites []T) {
-	b, err := json.Marshal(sites)
+	b, err := encodeFlat(sites)
 	if err != nil || os.MkdirAll(cacheDir, 0o700) != nil {
 		return
 	}
@@ -245,7 +237,7 @@ func pruneCacheDirs(root string, age time.Duration) {
 		if err != nil {
 			continue
 		}
-		if !e.IsDir() && strings.HasSuffix(e.Name(), ".json") || e.IsDir() && strings.HasPrefix(e.Name(), "build-") && time.Since(fi.ModTime()) > age {
+		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".json") || strings.HasSuffix(e.Name(), ".bin")) || e.IsDir() && strings.HasPrefix(e.Name(), "build-") && time.Since(fi.ModTime()) > age {
 			_ = os.RemoveAll(filepath.Join(root, e.Name()))
 		}
 	}

@@ -36,7 +36,7 @@ func TestScanFileCache(t *testing.T) {
 	}
 	// A poisoned entry is what a second scan returns: it comes from the cache.
 	entry := filepath.Join(cache, entries[0].Name())
-	if err := os.WriteFile(entry, []byte(`[{"Off":7,"Kind":1}]`), 0o600); err != nil {
+	if err := os.WriteFile(entry, mustFlat(t, []Site{{Off: 7, Kind: 1}}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := ScanFile(bin, cache); len(got) != 1 || got[0].Off != 7 {
@@ -93,8 +93,8 @@ func TestScanFileKeyed(t *testing.T) {
 	if got, err := ScanFileKeyed(exe, "abc", cache); err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("first keyed scan: %v %v, want %v", got, err, want)
 	}
-	entry := filepath.Join(cache, "digest-abc.json")
-	if err := os.WriteFile(entry, []byte(`[{"Off":9,"Kind":2}]`), 0o600); err != nil {
+	entry := filepath.Join(cache, "digest-abc.bin")
+	if err := os.WriteFile(entry, mustFlat(t, []Site{{Off: 9, Kind: 2}}), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if got, _ := ScanFileKeyed(exe, "abc", cache); len(got) != 1 || got[0].Off != 9 {

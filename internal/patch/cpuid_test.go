@@ -117,7 +117,7 @@ func TestCachedScanKinds(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("cpuid scan from the cache of another kind: %d sites, want %d", len(got), len(want))
 	}
-	for _, name := range []string{"digest-abc.json", "cpuid-digest-abc.json"} {
+	for _, name := range []string{"digest-abc.bin", "cpuid-digest-abc.bin"} {
 		if _, err := os.Stat(cache + "/" + name); err != nil {
 			t.Error(err)
 		}
