@@ -25,7 +25,6 @@ import (
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/patch"
-	"github.com/gorr-debugger/gorr/internal/prefault"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/sched"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
@@ -389,11 +388,6 @@ func Record(opts Options) (*Result, error) {
 		case <-done:
 		}
 	}()
-	if r.bufOn {
-		// drainBuf's scratch, mapped on another CPU meanwhile.
-		r.drainBytes = make([]byte, syscallbuf.BufSize)
-		prefault.Async(r.drainBytes)
-	}
 	r.dog.desched.Store(r.bufOn)
 	// Chaos mode switches threads at the random moments it drew, not at
 	// the next call a yield would wait for.

@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/gorr-debugger/gorr/internal/prefault"
 )
 
 // flushInterval is the longest time a written event stays in memory.
@@ -153,14 +152,6 @@ func Create(dir string, h Header) (*Writer, error) {
 	w.jobs = make(chan flushJob, 4)
 	w.free = make(chan []byte, 8)
 	w.evBuf, w.enc.data = make([]byte, 0, evBufCap), make([]byte, 0, dataBufCap)
-	// The pending-bytes buffers and a spare pair for the first flush are
-	// mapped on another CPU while the recording starts: the recorder
-	// fills them on the thread its tracees wait for (240 page faults of a
-	// short python recording).
-	spareData, spareEv := make([]byte, 0, dataBufCap), make([]byte, 0, evBufCap)
-	w.free <- spareData // taken in this order by flushLocked
-	w.free <- spareEv
-	prefault.Async(w.evBuf, w.enc.data, spareData, spareEv)
 	w.finished = make(chan struct{})
 	go w.compress(zenc)
 	return w, nil
