@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
 )
 
 // flushInterval is the longest time a written event stays in memory.
