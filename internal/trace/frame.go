@@ -462,6 +462,30 @@ type eventRegs struct {
 	regs Regs
 }
 
+// slabLen is how many events a slab holds.
+const slabLen = 64
+
+// evSlab hands out decoded events from chunks of slabLen: replay decodes
+// tens of thousands of events a second (two per buffered call), and one
+// allocation per chunk costs a fraction of one per event. A chunk lives
+// as long as any of its events does. The zero value is ready to use.
+type evSlab struct {
+	free []eventRegs
+}
+
+// get returns a zeroed eventRegs no one else holds.
+func (s *evSlab) get() *eventRegs {
+	if s == nil {
+		return new(eventRegs)
+	}
+	if len(s.free) == 0 {
+		s.free = make([]eventRegs, slabLen)
+	}
+	er := &s.free[0]
+	s.free = s.free[1:]
+	return er
+}
+
 // dataSource resolves a data reference (offset, length) to its bytes.
 type dataSource func(off, n uint64) ([]byte, error)
 
@@ -502,8 +526,8 @@ func decodeBlob(field uint64, p []byte, data dataSource) ([]byte, error) {
 // evPair (entry, then ev).
 // base is the stream's last registers (evRegsDelta); decodeEvent
 // updates it.
-func decodeEvent(b []byte, data dataSource, base *regsBase) (entry, ev *Event, err error) {
-	er := new(eventRegs)
+func decodeEvent(b []byte, data dataSource, base *regsBase, slab *evSlab) (entry, ev *Event, err error) {
+	er := slab.get()
 	ev = &er.ev
 	var empty uint64
 	var pair []byte
@@ -670,7 +694,7 @@ func decodeEvent(b []byte, data dataSource, base *regsBase) (entry, ev *Event, e
 		ev.Maps = []Mapping{}
 	}
 	if pair != nil {
-		if entry, err = pairEntry(ev, pair); err != nil {
+		if entry, err = pairEntry(ev, pair, slab); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -679,7 +703,7 @@ func decodeEvent(b []byte, data dataSource, base *regsBase) (entry, ev *Event, e
 
 // pairEntry rebuilds the SYSCALL_ENTRY that the evPair field p of exit
 // frame ev stands for.
-func pairEntry(ev *Event, p []byte) (*Event, error) {
+func pairEntry(ev *Event, p []byte, slab *evSlab) (*Event, error) {
 	if ev.Kind != KindSyscallExit || ev.Regs == nil {
 		return nil, badFrame("field %d: a paired entry in a frame of kind %d without registers", evPair, ev.Kind)
 	}
@@ -691,7 +715,9 @@ func pairEntry(ev *Event, p []byte) (*Event, error) {
 	if m <= 0 || n+m != len(p) {
 		return nil, badFrame("field %d: bad flags", evPair)
 	}
-	er := &eventRegs{ev: Event{Kind: KindSyscallEntry, Tid: ev.Tid, Sysno: ev.Sysno, Flags: flags, Time: ev.Time}, regs: *ev.Regs}
+	er := slab.get()
+	er.ev = Event{Kind: KindSyscallEntry, Tid: ev.Tid, Sysno: ev.Sysno, Flags: flags, Time: ev.Time}
+	er.regs = *ev.Regs
 	er.regs[machine.RAX] = rax
 	er.ev.Regs = &er.regs
 	return &er.ev, nil

@@ -28,6 +28,7 @@ type Reader struct {
 	pending *Event
 	// base is the last registers read (evRegsDelta).
 	base  regsBase
+	slab  evSlab // where decoded events are allocated
 	frame []byte
 	err   error // sticky
 	// frameOff is the file offset of the events block in which the frame
@@ -184,7 +185,7 @@ func (r *Reader) next() (*Event, error) {
 	if err != nil {
 		return nil, r.streamErr(err, "frame")
 	}
-	entry, ev, err := decodeEvent(r.frame, r.readData, &r.base)
+	entry, ev, err := decodeEvent(r.frame, r.readData, &r.base, &r.slab)
 	if cap(r.frame) > 4*eventsBlockSize {
 		r.frame = nil
 	}
