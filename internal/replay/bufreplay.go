@@ -3,6 +3,7 @@ package replay
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -108,7 +109,15 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	if err != nil || !bufPair(ev, x) {
 		return false, err
 	}
-	evs := []*trace.Event{ev, x}
+	// The stretch's slices are the task's from its last stretch, once
+	// that has ended (a replay of many buffered calls starts thousands).
+	var scratchEvs []*trace.Event
+	var scratchAt []uint64
+	if t.bufRun == nil {
+		scratchEvs, scratchAt = t.runEvs[:0], t.runAt[:0]
+	}
+	evs := append(scratchEvs, ev, x)
+	defer func() { t.runEvs = evs[:0] }()
 	stopEnd := false // another task's event follows: stop t after the stretch
 	for i := 1; ; i += 2 {
 		// x, i places ahead, is the next event after the calls so far.
@@ -182,7 +191,8 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		fill += t.bufRec
 	}
 	calls := len(evs) / 2
-	at := make([]uint64, calls)
+	at := slices.Grow(scratchAt, calls)[:calls]
+	t.runAt = at[:0]
 	end := fill
 	for k := range calls {
 		at[k] = syscallbuf.RecordAt(end)
@@ -203,9 +213,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		if len(x.Mem) == 1 {
 			data = x.Mem[0].Data
 		}
-		for _, w := range syscallbuf.Placed(at[k], x.Result, data) {
-			copy(span[w.Addr-at[0]:], w.Data)
-		}
+		syscallbuf.Place(span[at[k]-at[0]:], x.Result, data)
 	}
 	if err := t.mem.WriteMem(at[0], span); err != nil {
 		return false, err

@@ -104,6 +104,10 @@ type rtask struct {
 	// bufRec: the size of the record the stub commits after the last
 	// buffered call of the task that stopped (0: none yet).
 	bufRun *bufRun
+	// runEvs and runAt are the backing arrays of the last stretch's
+	// bufRun.evs and .at, reused by the next (startBufRun).
+	runEvs []*trace.Event
+	runAt  []uint64
 	bufRec uint32
 }
 

@@ -371,15 +371,14 @@ func RecordLen(n int) uint32 { return uint32(recHdr+n+7) &^ 7 }
 // RecordHead is how many bytes of a record ParseHead needs.
 const RecordHead = recHdr
 
-// Placed returns what the replayer writes into the record at addr for a
-// call the stub replays (HdrReplayLeft): the result and the output
-// bytes. The stub writes the rest of the record itself.
-func Placed(addr uint64, ret int64, data []byte) []trace.MemWrite {
-	w := []trace.MemWrite{{Addr: addr + 8, Data: binary.LittleEndian.AppendUint64(nil, uint64(ret))}}
-	if len(data) > 0 {
-		w = append(w, trace.MemWrite{Addr: addr + recHdr, Data: data})
-	}
-	return w
+// Place writes into rec, the bytes of the record the stub will fill for
+// a call it replays (HdrReplayLeft; rec starts at the record), what the
+// replayer puts there: the result and the output bytes. The stub writes
+// the rest of the record itself. rec must hold RecordLen(len(data))
+// bytes.
+func Place(rec []byte, ret int64, data []byte) {
+	binary.LittleEndian.PutUint64(rec[8:], uint64(ret))
+	copy(rec[recHdr:], data)
 }
 
 // ParseHead decodes the fixed part of the record at the start of b
