@@ -16,7 +16,7 @@ import (
 // A stretch of calls drained from a task's system-call buffer is
 // replayed the way rr replays a buffer flush: before the task runs, the
 // replayer writes each call's recorded result and output bytes into the
-// record the stub will fill for it (syscallbuf.Placed) and tells the
+// record the stub will fill for it (syscallbuf.Place) and tells the
 // stub how many there are (HdrReplayLeft). The stub then makes none of
 // these calls: it takes the result and copies the bytes out of the
 // record, and fills in the rest of the record (the call and the

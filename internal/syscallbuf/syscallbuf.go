@@ -13,7 +13,7 @@
 //
 // In replay the same code runs. The replayer may write the results and
 // output bytes of a stretch of buffered calls into the buffer ahead of
-// the thread (Placed, HdrReplayLeft): the stub then takes each call's
+// the thread (Place, HdrReplayLeft): the stub then takes each call's
 // result from there instead of making it, fills in the rest of the
 // record as after a real call, and the replayer compares the records
 // with the recording at the thread's next stop (internal/replay).
@@ -96,7 +96,7 @@ const (
 	// changes in memory.
 	HdrNoWrites = 20
 	// HdrReplayLeft, set by the replayer only, is the number of calls
-	// to come whose records it wrote into the buffer (Placed): the stub
+	// to come whose records it wrote into the buffer (Place): the stub
 	// takes their results from there instead of making them, one record
 	// a call, decrementing it. Always 0 in a recording.
 	HdrReplayLeft = 24
