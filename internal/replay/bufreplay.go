@@ -109,15 +109,9 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	if err != nil || !bufPair(ev, x) {
 		return false, err
 	}
-	// The stretch's slices are the task's from its last stretch, once
-	// that has ended (a replay of many buffered calls starts thousands).
-	var scratchEvs []*trace.Event
-	var scratchAt []uint64
-	if t.bufRun == nil {
-		scratchEvs, scratchAt = t.runEvs[:0], t.runAt[:0]
-	}
-	evs := append(scratchEvs, ev, x)
-	defer func() { t.runEvs = evs[:0] }()
+	// The stretch's slices reuse those of the task's last stretch
+	// (reuse): a replay of many buffered calls starts thousands.
+	evs := append(t.runEvs[:0], ev, x)
 	stopEnd := false // another task's event follows: stop t after the stretch
 	for i := 1; ; i += 2 {
 		// x, i places ahead, is the next event after the calls so far.
@@ -191,8 +185,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		fill += t.bufRec
 	}
 	calls := len(evs) / 2
-	at := slices.Grow(scratchAt, calls)[:calls]
-	t.runAt = at[:0]
+	at := slices.Grow(t.runAt[:0], calls)[:calls]
 	end := fill
 	for k := range calls {
 		at[k] = syscallbuf.RecordAt(end)
@@ -227,6 +220,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		return false, err
 	}
 	t.bufRun = &bufRun{first: rp.n, last: rp.n + uint64(len(evs)) - 1, evs: evs, at: at}
+	t.runEvs, t.runAt = nil, nil // the run's now, until endBufRun
 	if !stopEnd {
 		return true, nil
 	}
@@ -247,7 +241,18 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	}
 	t.bufRec = syscallbuf.RecordLen(outBytes(last))
 	t.bufRun = &bufRun{first: rp.n, last: rp.n + uint64(len(evs)) - 1} // their events are passed over still
+	t.reuse(evs, at)
 	return true, nil
+}
+
+// reuse keeps the slices of t's stretch that has ended for its next
+// (startBufRun), without the events (which would stay live otherwise).
+func (t *rtask) reuse(evs []*trace.Event, at []uint64) {
+	if evs == nil {
+		return
+	}
+	clear(evs)
+	t.runEvs, t.runAt = evs[:0], at[:0]
 }
 
 // bufScratch returns n bytes of the replayer's scratch buffer for the
@@ -278,6 +283,7 @@ func outBytes(x *trace.Event) int {
 func (rp *replayer) endBufRun(t *rtask) error {
 	b := t.bufRun
 	t.bufRun = nil
+	defer t.reuse(b.evs, b.at)
 	var lb [4]byte
 	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, lb[:]); err != nil {
 		return nil // gone: the stop's own error says why

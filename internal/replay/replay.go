@@ -104,8 +104,9 @@ type rtask struct {
 	// bufRec: the size of the record the stub commits after the last
 	// buffered call of the task that stopped (0: none yet).
 	bufRun *bufRun
-	// runEvs and runAt are the backing arrays of the last stretch's
-	// bufRun.evs and .at, reused by the next (startBufRun).
+	// runEvs and runAt: the emptied slices of the task's last stretch
+	// that has ended, for its next (reuse, startBufRun); nil while a
+	// stretch holds them.
 	runEvs []*trace.Event
 	runAt  []uint64
 	bufRec uint32

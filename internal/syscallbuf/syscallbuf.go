@@ -371,11 +371,10 @@ func RecordLen(n int) uint32 { return uint32(recHdr+n+7) &^ 7 }
 // RecordHead is how many bytes of a record ParseHead needs.
 const RecordHead = recHdr
 
-// Place writes into rec, the bytes of the record the stub will fill for
-// a call it replays (HdrReplayLeft; rec starts at the record), what the
-// replayer puts there: the result and the output bytes. The stub writes
-// the rest of the record itself. rec must hold RecordLen(len(data))
-// bytes.
+// Place writes a call's result and output bytes into rec, the bytes of
+// the record the stub will fill when it replays the call
+// (HdrReplayLeft); the stub writes the rest of the record itself. rec
+// must hold RecordLen(len(data)) bytes.
 func Place(rec []byte, ret int64, data []byte) {
 	binary.LittleEndian.PutUint64(rec[8:], uint64(ret))
 	copy(rec[recHdr:], data)

@@ -475,9 +475,6 @@ type evSlab struct {
 
 // get returns a zeroed eventRegs no one else holds.
 func (s *evSlab) get() *eventRegs {
-	if s == nil {
-		return new(eventRegs)
-	}
 	if len(s.free) == 0 {
 		s.free = make([]eventRegs, slabLen)
 	}
