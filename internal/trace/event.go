@@ -109,13 +109,18 @@ type Mapping struct {
 // Event is one frame of the event stream. Its number is implicit: the
 // first event is number 1.
 type Event struct {
-	Kind    Kind
-	Tid     int32
-	Sysno   int32
-	Result  int64
-	Signo   int32
-	NewTid  int32
-	Flags   uint64
+	Kind   Kind
+	Tid    int32
+	Sysno  int32
+	Result int64
+	Signo  int32
+	NewTid int32
+	Flags  uint64
+	// Time is when the event was recorded, in nanoseconds since the
+	// recording started (0 in traces written before it existed). (It
+	// sits with the fields every event's replay reads, in the struct's
+	// first cache line: replay's loop reads it first.)
+	Time    uint64
 	Regs    *Regs
 	Regs2   *Regs
 	XState  []byte
@@ -140,7 +145,4 @@ type Event struct {
 	// checksum covers with a 16-bit digest of each (asyncpoint.PageSums
 	// encoding): replay finds which pages differ at a candidate arrival.
 	PageSums []byte
-	// Time is when the event was recorded, in nanoseconds since the
-	// recording started (0 in traces written before it existed).
-	Time uint64
 }
