@@ -349,6 +349,66 @@ func TestSyscallBufferDivergenceReported(t *testing.T) {
 	}
 }
 
+// longStretchProg makes 3000 buffered calls in a row, none of which the
+// recorder stops at: one stretch that replay runs in pieces of
+// bufRunPiece calls. Each read of /dev/urandom feeds the sum, so a replay
+// that ran the calls instead of taking their results prints another sum.
+const longStretchProg = `#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int main(void) {
+	int fd = open("/dev/urandom", O_RDONLY);
+	if (fd < 0) return 1;
+	unsigned long sum = 0;
+	for (int i = 0; i < 1500; i++) {
+		unsigned char b[8];
+		if (read(fd, b, sizeof b) != sizeof b) return 2;
+		for (int j = 0; j < 8; j++) sum = sum * 131 + b[j];
+		sum += getpid();
+	}
+	close(fd);
+	printf("pid %d sum %lu\n", getpid(), sum);
+	return 0;
+}
+`
+
+// A stretch of buffered calls longer than replay's piece is replayed in
+// several pieces: the output is the recording's, and a divergence in a
+// later piece is reported at its own event.
+func TestSyscallBufferLongStretch(t *testing.T) {
+	bin := cprog(t, "longstretch", longStretchProg)
+	traceDir, _, evs := recordBuffered(t, bin)
+	if n := buffered(evs, 0); n < 1400 {
+		t.Fatalf("want about 1500 buffered reads, got %d", n)
+	}
+	// The 1200th buffered read: past the first two pieces of 512 calls.
+	var target uint64
+	seen := 0
+	for _, e := range evs {
+		if e.kind == trace.KindSyscallEntry && e.rip == syscallbuf.SyscallRet && e.nr == 0 {
+			if seen++; seen == 1200 {
+				target = e.n
+				break
+			}
+		}
+	}
+	if target == 0 {
+		t.Fatal("no 1200th buffered read")
+	}
+	cmd := exec.CommandContext(ctx60(t), gorrBin, "replay", "-a", traceDir)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GORR_TEST_TAMPER_EVENT=%d", target))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil {
+		t.Fatal("replay of a tampered trace succeeded")
+	}
+	want := fmt.Sprintf("diverged at event %d", target)
+	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "replayed from the syscall buffer") {
+		t.Fatalf("want %q in:\n%s", want, stderr.String())
+	}
+}
+
 // -n turns the buffer off and says so in the header.
 func TestSyscallBufferOff(t *testing.T) {
 	bin := cprog(t, "buffill", bufFillProg)

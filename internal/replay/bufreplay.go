@@ -51,6 +51,16 @@ func (b *bufRun) owns(n uint64) bool { return b != nil && n >= b.first && n <= b
 // records than this).
 const maxBufRun = 1 << 14
 
+// bufRunPiece is how many calls of a longer stretch are placed and run at
+// a time: a piece ends as a stretch followed by another task's event does
+// (the task runs through it at once and stops at the stub's trap), and
+// the next piece starts at the next call. The decoded events of a piece
+// (about 900 bytes a call) then stay in the CPU's cache between the three
+// passes over them (startBufRun, the replay loop, endBufRun); the events
+// of one stretch of 5000 calls did not, and each pass missed the cache at
+// each event. Each piece costs one stop more.
+const bufRunPiece = 512
+
 // bufPair tells whether entry and exit are one call drained from the
 // buffer that the stub can replay: no write to gorr's stdio to echo, no
 // checksum to take at its exit, at most the one output region.
@@ -125,6 +135,10 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 				return false, err
 			}
 			if len(evs) < 2*maxBufRun && bufPair(x, y) {
+				if len(evs) == 2*bufRunPiece {
+					stopEnd = true // the next piece starts at x
+					break
+				}
 				evs = append(evs, x, y)
 				continue
 			}
