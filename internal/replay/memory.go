@@ -234,18 +234,8 @@ func (rp *replayer) openAtEntry(t *rtask, path string, oflag uint64) (fd int64, 
 	regs := t.entry
 	sp := regs[ptrace.RSP]
 	addr := (sp - 8192 - uint64(len(path)) - 1) &^ 15
-	maps, err := tracee.Maps(t.real)
-	if err != nil {
-		return 0, false, nil
-	}
-	inStack := false
-	for _, m := range maps {
-		if m.Start <= sp && sp < m.End {
-			inStack = m.Start <= addr && m.Prot&unix.PROT_WRITE != 0 && !m.Shared && m.Inode == 0
-			break
-		}
-	}
-	if !inStack {
+	m, ok, err := tracee.MapAt(t.real, sp)
+	if err != nil || !ok || m.Start > addr || m.Prot&unix.PROT_WRITE == 0 || m.Shared || m.Inode != 0 {
 		return 0, false, nil
 	}
 	saved := make([]byte, len(path)+1)
