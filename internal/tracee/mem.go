@@ -114,6 +114,17 @@ func (m *Mem) WriteMem(addr uint64, data []byte) error {
 func (m *Mem) WriteAll(ws []trace.MemWrite) error {
 	sorted := slices.Clone(ws)
 	slices.SortFunc(sorted, func(a, b trace.MemWrite) int { return cmp.Compare(a.Addr, b.Addr) })
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].Addr < sorted[i-1].Addr+uint64(len(sorted[i-1].Data)) {
+			// Overlapping writes: the later one wins, as made in order.
+			for _, w := range ws {
+				if err := m.WriteMem(w.Addr, w.Data); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	var run []byte
 	for i := 0; i < len(sorted); {
 		at := sorted[i].Addr
@@ -130,8 +141,9 @@ func (m *Mem) WriteAll(ws []trace.MemWrite) error {
 	return nil
 }
 
-// WriteCode makes the writes ws (which must not overlap) into code that
-// no thread of the tracee writes (the patches of executable mappings):
+// WriteCode makes the writes ws into memory that no thread of the tracee
+// writes meanwhile (the patches of executable mappings, a fresh exec's
+// snapshot):
 // writes less than a page apart are made together, by reading the bytes
 // between them and writing the whole span at once, so that the int3s
 // and jumps planted over a library cost a few system calls, not one
@@ -139,6 +151,17 @@ func (m *Mem) WriteAll(ws []trace.MemWrite) error {
 func (m *Mem) WriteCode(ws []trace.MemWrite) error {
 	sorted := slices.Clone(ws)
 	slices.SortFunc(sorted, func(a, b trace.MemWrite) int { return cmp.Compare(a.Addr, b.Addr) })
+	for i := 1; i < len(sorted); i++ {
+		if sorted[i].Addr < sorted[i-1].Addr+uint64(len(sorted[i-1].Data)) {
+			// Overlapping writes: the later one wins, as made in order.
+			for _, w := range ws {
+				if err := m.WriteMem(w.Addr, w.Data); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	const maxGap, maxSpan = 4096, 256 << 10
 	var span []byte
 	for i := 0; i < len(sorted); {
