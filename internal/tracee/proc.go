@@ -11,17 +11,30 @@ import (
 
 // status returns the value of one "Key:\tvalue" line of /proc/tid/status.
 func status(tid int, key string) (string, bool) {
+	v, ok := statusFields(tid, key)
+	return v[0], ok[0]
+}
+
+// statusFields returns the values of keys in /proc/tid/status, read once
+// (the kernel formats the whole file at each read), and which were found.
+func statusFields(tid int, keys ...string) ([]string, []bool) {
+	vals, found := make([]string, len(keys)), make([]bool, len(keys))
 	b, err := osfile.ReadFile(fmt.Sprintf("/proc/%d/status", tid))
 	if err != nil {
-		return "", false
+		return vals, found
 	}
-	prefix := []byte(key + ":\t")
 	for _, line := range bytes.Split(b, []byte("\n")) {
-		if v, ok := bytes.CutPrefix(line, prefix); ok {
-			return string(v), true
+		k, v, ok := bytes.Cut(line, []byte(":\t"))
+		if !ok {
+			continue
+		}
+		for i, key := range keys {
+			if !found[i] && string(k) == key {
+				vals[i], found[i] = string(v), true
+			}
 		}
 	}
-	return "", false
+	return vals, found
 }
 
 // Tgid returns the thread-group (process) id of tid, or tid itself if it
@@ -37,13 +50,10 @@ func Tgid(tid int) int {
 
 // SignalMasks returns the caught and ignored signal sets of tid.
 func SignalMasks(tid int) (caught, ignored uint64) {
-	if v, ok := status(tid, "SigCgt"); ok {
-		caught, _ = strconv.ParseUint(v, 16, 64)
-	}
-	if v, ok := status(tid, "SigIgn"); ok {
-		ignored, _ = strconv.ParseUint(v, 16, 64)
-	}
-	return
+	v, _ := statusFields(tid, "SigCgt", "SigIgn")
+	caught, _ = strconv.ParseUint(v[0], 16, 64)
+	ignored, _ = strconv.ParseUint(v[1], 16, 64)
+	return caught, ignored
 }
 
 // IsZombie reports whether tid has finished exiting (a zombie, dead, or
@@ -57,8 +67,6 @@ func IsZombie(tid int) bool {
 	return k >= 0 && k+2 < len(b) && (b[k+2] == 'Z' || b[k+2] == 'X')
 }
 
-// PendingSignals returns the signals pending for tid: its own (SigPnd)
-// and its thread group's (ShdPnd).
 // BlockedSignals returns tid's blocked-signal mask (bit sig-1 per signal).
 func BlockedSignals(tid int) uint64 {
 	v, _ := status(tid, "SigBlk")
@@ -66,15 +74,13 @@ func BlockedSignals(tid int) uint64 {
 	return m
 }
 
+// PendingSignals returns the signals pending for tid: its own (SigPnd)
+// and its thread group's (ShdPnd).
 func PendingSignals(tid int) uint64 {
-	var set uint64
-	for _, k := range []string{"SigPnd", "ShdPnd"} {
-		if v, ok := status(tid, k); ok {
-			m, _ := strconv.ParseUint(v, 16, 64)
-			set |= m
-		}
-	}
-	return set
+	v, _ := statusFields(tid, "SigPnd", "ShdPnd")
+	own, _ := strconv.ParseUint(v[0], 16, 64)
+	group, _ := strconv.ParseUint(v[1], 16, 64)
+	return own | group
 }
 
 // ContainerInit reports whether tid's process is the init (pid 1) of a
