@@ -311,6 +311,21 @@ func TestSyscallBufferFills(t *testing.T) {
 	}
 }
 
+// replayTampered replays traceDir with a bit of event n's registers
+// flipped (GORR_TEST_TAMPER_EVENT), and returns what replay printed on
+// stderr; the replay must fail.
+func replayTampered(t *testing.T, traceDir string, n uint64) string {
+	t.Helper()
+	cmd := exec.CommandContext(ctx60(t), gorrBin, "replay", "-a", traceDir)
+	cmd.Env = append(os.Environ(), fmt.Sprintf("GORR_TEST_TAMPER_EVENT=%d", n))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err == nil {
+		t.Fatal("replay of a tampered trace succeeded")
+	}
+	return stderr.String()
+}
+
 // A divergence at a call drained from the buffer is reported with that
 // call's event number, like any other.
 func TestSyscallBufferDivergenceReported(t *testing.T) {
@@ -333,19 +348,13 @@ func TestSyscallBufferDivergenceReported(t *testing.T) {
 	if target == 0 {
 		t.Fatal("no buffered pread inside a buffered stretch")
 	}
-	cmd := exec.CommandContext(ctx60(t), gorrBin, "replay", "-a", traceDir)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("GORR_TEST_TAMPER_EVENT=%d", target))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err == nil {
-		t.Fatal("replay of a tampered trace succeeded")
-	}
+	stderr := replayTampered(t, traceDir, target)
 	want := fmt.Sprintf("diverged at event %d", target)
 	// The pread lies inside a stretch the stub replays from the buffer
 	// without a stop: the divergence is found in the record it filled.
-	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "rdi: recorded") ||
-		!strings.Contains(stderr.String(), "replayed from the syscall buffer") {
-		t.Fatalf("want %q and the differing register in:\n%s", want, stderr.String())
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, "rdi: recorded") ||
+		!strings.Contains(stderr, "replayed from the syscall buffer") {
+		t.Fatalf("want %q and the differing register in:\n%s", want, stderr)
 	}
 }
 
@@ -396,16 +405,10 @@ func TestSyscallBufferLongStretch(t *testing.T) {
 	if target == 0 {
 		t.Fatal("no 1200th buffered read")
 	}
-	cmd := exec.CommandContext(ctx60(t), gorrBin, "replay", "-a", traceDir)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("GORR_TEST_TAMPER_EVENT=%d", target))
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Run(); err == nil {
-		t.Fatal("replay of a tampered trace succeeded")
-	}
+	stderr := replayTampered(t, traceDir, target)
 	want := fmt.Sprintf("diverged at event %d", target)
-	if !strings.Contains(stderr.String(), want) || !strings.Contains(stderr.String(), "replayed from the syscall buffer") {
-		t.Fatalf("want %q in:\n%s", want, stderr.String())
+	if !strings.Contains(stderr, want) || !strings.Contains(stderr, "replayed from the syscall buffer") {
+		t.Fatalf("want %q in:\n%s", want, stderr)
 	}
 }
 

@@ -108,22 +108,38 @@ func (m *Mem) WriteMem(addr uint64, data []byte) error {
 	return nil
 }
 
-// WriteAll makes the writes ws (which must not overlap), merging those
-// that are adjacent in memory into one write each: the trampolines a
-// patch writes side by side cost one system call instead of one each.
-func (m *Mem) WriteAll(ws []trace.MemWrite) error {
+// byAddress returns a copy of ws sorted by address, nil when two of them
+// overlap (only making them in their order then leaves the later one's
+// bytes).
+func byAddress(ws []trace.MemWrite) []trace.MemWrite {
 	sorted := slices.Clone(ws)
 	slices.SortFunc(sorted, func(a, b trace.MemWrite) int { return cmp.Compare(a.Addr, b.Addr) })
 	for i := 1; i < len(sorted); i++ {
 		if sorted[i].Addr < sorted[i-1].Addr+uint64(len(sorted[i-1].Data)) {
-			// Overlapping writes: the later one wins, as made in order.
-			for _, w := range ws {
-				if err := m.WriteMem(w.Addr, w.Data); err != nil {
-					return err
-				}
-			}
 			return nil
 		}
+	}
+	return sorted
+}
+
+// writeInOrder makes the writes ws one at a time, in their order.
+func (m *Mem) writeInOrder(ws []trace.MemWrite) error {
+	for _, w := range ws {
+		if err := m.WriteMem(w.Addr, w.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteAll makes the writes ws, merging those that are adjacent in
+// memory into one write each: the trampolines a patch writes side by
+// side cost one system call instead of one each. Overlapping writes are
+// made one at a time, in order.
+func (m *Mem) WriteAll(ws []trace.MemWrite) error {
+	sorted := byAddress(ws)
+	if sorted == nil {
+		return m.writeInOrder(ws)
 	}
 	var run []byte
 	for i := 0; i < len(sorted); {
@@ -143,24 +159,14 @@ func (m *Mem) WriteAll(ws []trace.MemWrite) error {
 
 // WriteCode makes the writes ws into memory that no thread of the tracee
 // writes meanwhile (the patches of executable mappings, a fresh exec's
-// snapshot):
-// writes less than a page apart are made together, by reading the bytes
-// between them and writing the whole span at once, so that the int3s
-// and jumps planted over a library cost a few system calls, not one
-// each.
+// snapshot): writes less than a page apart are made together, by reading
+// the bytes between them and writing the whole span at once, so that the
+// int3s and jumps planted over a library cost a few system calls, not
+// one each. Overlapping writes are made one at a time, in order.
 func (m *Mem) WriteCode(ws []trace.MemWrite) error {
-	sorted := slices.Clone(ws)
-	slices.SortFunc(sorted, func(a, b trace.MemWrite) int { return cmp.Compare(a.Addr, b.Addr) })
-	for i := 1; i < len(sorted); i++ {
-		if sorted[i].Addr < sorted[i-1].Addr+uint64(len(sorted[i-1].Data)) {
-			// Overlapping writes: the later one wins, as made in order.
-			for _, w := range ws {
-				if err := m.WriteMem(w.Addr, w.Data); err != nil {
-					return err
-				}
-			}
-			return nil
-		}
+	sorted := byAddress(ws)
+	if sorted == nil {
+		return m.writeInOrder(ws)
 	}
 	const maxGap, maxSpan = 4096, 256 << 10
 	var span []byte
