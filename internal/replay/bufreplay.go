@@ -47,18 +47,15 @@ type bufRun struct {
 
 func (b *bufRun) owns(n uint64) bool { return b != nil && n >= b.first && n <= b.last }
 
-// maxBufRun bounds the calls of a stretch (a full buffer holds fewer
-// records than this).
-const maxBufRun = 1 << 14
-
-// bufRunPiece is how many calls of a longer stretch are placed and run at
-// a time: a piece ends as a stretch followed by another task's event does
-// (the task runs through it at once and stops at the stub's trap), and
-// the next piece starts at the next call. The decoded events of a piece
-// (about 900 bytes a call) then stay in the CPU's cache between the three
-// passes over them (startBufRun, the replay loop, endBufRun); the events
-// of one stretch of 5000 calls did not, and each pass missed the cache at
-// each event. Each piece costs one stop more.
+// bufRunPiece bounds the calls placed and run at a time (a full buffer
+// holds thousands): a longer stretch is taken in pieces, each ended as a
+// stretch followed by another task's event is (the task runs through it
+// at once and stops at the stub's trap), the next starting at the next
+// call. The decoded events of a piece (about 900 bytes a call) then stay
+// in the CPU's cache between the three passes over them (startBufRun,
+// the replay loop, endBufRun); the events of one stretch of 5000 calls
+// did not, and each pass missed the cache at each event. Each piece
+// costs one stop more.
 const bufRunPiece = 512
 
 // bufPair tells whether entry and exit are one call drained from the
@@ -134,7 +131,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			if len(evs) < 2*maxBufRun && bufPair(x, y) {
+			if bufPair(x, y) {
 				if len(evs) == 2*bufRunPiece {
 					stopEnd = true // the next piece starts at x
 					break

@@ -171,12 +171,11 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	// The recorded content: the anonymous mappings' (writable until the
 	// next batch) and the differences of the file mappings from their
 	// files (patched sites, the partial page before the bss), written
-	// into them as a debugger writes. The snapshot's writes do not
-	// overlap (one diff per mapping), so WriteCode can make them
-	// together: one at a time, the few hundred small differences of
-	// the patched libraries' text took two system calls each (the
-	// process_vm_writev that read-only text refuses, then the write
-	// through /proc/PID/mem), 9% of gorr's time replaying a shell loop.
+	// into them as a debugger writes, nearby ones together (WriteCode):
+	// one at a time, the few hundred small differences of the patched
+	// libraries' text took two system calls each (the process_vm_writev
+	// that read-only text refuses, then the write through
+	// /proc/PID/mem), 9% of gorr's time replaying a shell loop.
 	if err := t.mem.WriteCode(ev.Mem); err != nil {
 		return fmt.Errorf("replay exec: %w", err)
 	}
