@@ -171,13 +171,14 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	// The recorded content: the anonymous mappings' (writable until the
 	// next batch) and the differences of the file mappings from their
 	// files (patched sites, the partial page before the bss), written
-	// into them as a debugger writes, nearby ones together (WriteCode):
-	// one at a time, the few hundred small differences of the patched
-	// libraries' text took two system calls each (the process_vm_writev
-	// that read-only text refuses, then the write through
-	// /proc/PID/mem), 9% of gorr's time replaying a shell loop.
-	if err := t.mem.WriteCode(ev.Mem); err != nil {
-		return fmt.Errorf("replay exec: %w", err)
+	// into them as a debugger writes. (Writing them together with
+	// WriteCode saved CPU time, but WriteCode rewrites the bytes between
+	// nearby writes too; it was taken back while a divergence of
+	// preempt_itimer_compute was unexplained: docs/preemption.md.)
+	for _, w := range ev.Mem {
+		if err := t.mem.WriteFast(w.Addr, w.Data); err != nil {
+			return fmt.Errorf("replay exec: %w", err)
+		}
 	}
 	calls = calls[:0]
 	for i, m := range ev.Maps {
