@@ -345,10 +345,27 @@ func expectUnsupported(t *testing.T, p Program, argv []string) {
 }
 
 // tempDir is t.TempDir, or a directory kept after the test when
-// GORR_E2E_KEEP is set (to inspect traces of failures).
+// GORR_E2E_KEEP is set. When the test fails, the directory (a trace, a
+// recording's scratch files) is kept anyway and its path logged, so
+// that a failure seen once, in CI say, can be examined.
 func tempDir(t *testing.T) string {
 	if os.Getenv("GORR_E2E_KEEP") == "" {
-		return t.TempDir()
+		d := t.TempDir()
+		t.Cleanup(func() { // runs before t.TempDir's removal
+			if !t.Failed() {
+				return
+			}
+			kept, err := os.MkdirTemp("", "gorr-e2e-failed-")
+			if err == nil {
+				err = os.Rename(d, filepath.Join(kept, filepath.Base(d)))
+			}
+			if err != nil {
+				t.Logf("could not keep %s: %v", d, err)
+				return
+			}
+			t.Logf("kept %s in %s", d, kept)
+		})
+		return d
 	}
 	d, err := os.MkdirTemp("", "gorr-e2e-keep-")
 	if err != nil {
