@@ -316,8 +316,15 @@ func TestSyscallBufferFills(t *testing.T) {
 // stderr; the replay must fail.
 func replayTampered(t *testing.T, traceDir string, n uint64) string {
 	t.Helper()
+	return replayTamperedWith(t, traceDir, "GORR_TEST_TAMPER_EVENT", n)
+}
+
+// replayTamperedWith is replayTampered with the test hook hook
+// (cmd/gorr/testhooks_gorrtest.go) corrupting event n.
+func replayTamperedWith(t *testing.T, traceDir, hook string, n uint64) string {
+	t.Helper()
 	cmd := exec.CommandContext(ctx60(t), gorrBin, "replay", "-a", traceDir)
-	cmd.Env = append(os.Environ(), fmt.Sprintf("GORR_TEST_TAMPER_EVENT=%d", n))
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d", hook, n))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err == nil {

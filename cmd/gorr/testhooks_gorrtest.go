@@ -21,6 +21,9 @@ import (
 //	GORR_TEST_TAMPER_EVENT=N  flips a bit of rdi in event N's registers
 //	GORR_TEST_TAMPER_MEM=N    flips a bit of the first byte event N wrote,
 //	                          which only a memory checksum can notice
+//	GORR_TEST_TAMPER_PAGE=N   flips a bit of the last word of the first
+//	                          whole page event N holds (a preemption
+//	                          point's recorded page)
 func testTamper() func(uint64, *trace.Event) {
 	if n, err := strconv.ParseUint(os.Getenv("GORR_TEST_TAMPER_EVENT"), 10, 64); err == nil {
 		return func(i uint64, ev *trace.Event) {
@@ -33,6 +36,16 @@ func testTamper() func(uint64, *trace.Event) {
 		return func(i uint64, ev *trace.Event) {
 			if i == n && len(ev.Mem) > 0 && len(ev.Mem[0].Data) > 0 {
 				ev.Mem[0].Data[0] ^= 0x40
+			}
+		}
+	}
+	if n, err := strconv.ParseUint(os.Getenv("GORR_TEST_TAMPER_PAGE"), 10, 64); err == nil {
+		return func(i uint64, ev *trace.Event) {
+			for _, m := range ev.Mem {
+				if i == n && len(m.Data) == 4096 {
+					m.Data[4088] ^= 0x40
+					return
+				}
 			}
 		}
 	}

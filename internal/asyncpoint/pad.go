@@ -31,7 +31,18 @@ const (
 	slotRCX   = dataOff + 0x18
 	slotRSI   = dataOff + 0x20
 	slotRDI   = dataOff + 0x28
-	probeOff  = dataOff + 0x40  // a byte lodsb reads to learn DF
+	probeOff  = dataOff + 0x40 // a byte lodsb reads to learn DF
+	// What the pad leaves for a divergence report (Pad.Diag): how many
+	// arrivals matched the general registers, the last check such an
+	// arrival failed (1 + index in Pad.Checks), and for a memory compare
+	// the address after the differing word and the word read there.
+	diagOff     = dataOff + 0x80
+	diagMatched = diagOff + 0x00
+	diagStage   = diagOff + 0x08
+	diagAddr    = diagOff + 0x10
+	diagValue   = diagOff + 0x18
+	// DiagLen is the number of bytes at DiagAddr that Diag reads.
+	DiagLen   = 0x20
 	fxOff     = dataOff + 0x100 // the thread's FXSAVE image (16-byte aligned)
 	fxRecOff  = dataOff + 0x300 // the recorded one
 	ymmOff    = dataOff + 0x500 // the thread's ymm upper halves
@@ -181,6 +192,48 @@ type Pad struct {
 	Jump []byte // replaces the site's original bytes
 	Trap uint64 // address of the int3; the trap reports Trap+1
 	Miss uint64 // resume here when the trapped state is not the point
+	// Checks describe what the pad compares after the general
+	// registers, in order (nil: the pad leaves no diagnostics).
+	Checks []Check
+}
+
+// Check is one compare a pad makes after the general registers: of the
+// memory [Addr, Addr+Len) with the recorded copy Rec, or of what Name
+// says (Len 0).
+type Check struct {
+	Name string
+	Addr uint64
+	Len  uint64
+	Rec  []byte
+}
+
+// DiagAddr is where the pad's diagnostics are (DiagLen bytes).
+func (p *Pad) DiagAddr() uint64 { return p.Addr + diagOff }
+
+// Diag describes, from the DiagLen bytes read at DiagAddr, why arrivals
+// at the site were not the point: how many matched the recorded general
+// registers and what the last of them differed in ("" when none did or
+// the pad leaves no diagnostics).
+func (p *Pad) Diag(b []byte) (matched uint64, what string) {
+	if len(b) < DiagLen {
+		return 0, ""
+	}
+	matched = binary.LittleEndian.Uint64(b[diagMatched-diagOff:])
+	k := int(binary.LittleEndian.Uint16(b[diagStage-diagOff:]))
+	if matched == 0 || k == 0 || k > len(p.Checks) {
+		return matched, ""
+	}
+	c := p.Checks[k-1]
+	if c.Len == 0 {
+		return matched, c.Name
+	}
+	after := binary.LittleEndian.Uint64(b[diagAddr-diagOff:])
+	if after < c.Addr+8 || after > c.Addr+c.Len {
+		return matched, c.Name
+	}
+	at := after - 8
+	rec := c.Rec[at-c.Addr : at-c.Addr+8]
+	return matched, fmt.Sprintf("%s: the word at 0x%x was %x, recorded %x", c.Name, at, b[diagValue-diagOff:diagValue-diagOff+8], rec)
 }
 
 // machine register numbers of the general registers, by trace.Regs index
@@ -221,18 +274,24 @@ func Build(padAddr, site uint64, orig []byte, regs *trace.Regs, words []Word) (*
 // pad whose code would not fit its page with the AVX-512 compares is
 // built without them (the tracer compares those registers at the trap).
 func BuildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error) {
-	p, err := buildIdentity(padAddr, site, orig, id)
+	p, err := buildIdentity(padAddr, site, orig, id, true)
+	if errors.Is(err, errPadTooLarge) {
+		// Without the diagnostics (Pad.Checks) first.
+		p, err = buildIdentity(padAddr, site, orig, id, false)
+	}
 	if errors.Is(err, errPadTooLarge) && id.AVX512 != nil {
 		lean := *id
 		lean.AVX512 = nil
-		return buildIdentity(padAddr, site, orig, &lean)
+		return buildIdentity(padAddr, site, orig, &lean, false)
 	}
 	return p, err
 }
 
 var errPadTooLarge = errors.New("pad too large")
 
-func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error) {
+// With diag, the checks after the general registers leave what Diag
+// reads.
+func buildIdentity(padAddr, site uint64, orig []byte, id *Identity, diag bool) (*Pad, error) {
 	regs, words := id.Regs, id.Words
 	if len(id.Pages) > MaxPages {
 		return nil, fmt.Errorf("%d pages in a pad, at most %d", len(id.Pages), MaxPages)
@@ -249,6 +308,19 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		a.emit(0x0f, 0x85)
 		jnes = append(jnes, len(a.b))
 		a.u32(0)
+	}
+	var checks []Check
+	var cmpJnes []int // those of string compares, to patch to missCmp
+	// check starts the compare c (after the general registers): with
+	// diag, the pad notes it as the one an arrival reached last.
+	check := func(c Check) {
+		if !diag {
+			return
+		}
+		checks = append(checks, c)
+		a.emit(0x66, 0xc7, 0x05) // mov word [rip+stage], imm16
+		a.u32(rel32(a.pc()+4+2, padAddr+diagStage))
+		a.emit(byte(len(checks)), byte(len(checks)>>8))
 	}
 	// The site's original instructions, relocated, and the jump back.
 	emitOrig := func() error {
@@ -329,6 +401,9 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		}
 		jneMiss()
 	}
+	if diag {
+		a.ripOp(padAddr+diagMatched, 0x48, 0xff, 0x05) // inc qword [rip+matched]
+	}
 	data := make([]byte, PadSize-dataOff)
 	put := func(off int, b []byte) { copy(data[off-dataOff:], b) }
 	// cmpsq compares n qwords at [rip+rec] with those at address at
@@ -340,7 +415,13 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		a.emit(0xb9) // mov ecx, n
 		a.u32(n)
 		a.emit(0xf3, 0x48, 0xa7) // repe cmpsq
-		jneMiss()
+		if !diag {
+			jneMiss()
+			return
+		}
+		a.emit(0x0f, 0x85)
+		cmpJnes = append(cmpJnes, len(a.b))
+		a.u32(0)
 	}
 	fpu := len(id.XState) >= LegacyLen
 	if fpu || len(id.Pages) > 0 {
@@ -349,6 +430,7 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		if regs[machine.EFLAGS]&0x400 != 0 {
 			return nil, fmt.Errorf("point at 0x%x was recorded with the direction flag set", site)
 		}
+		check(Check{Name: "the direction flag"})
 		a.ripOp(padAddr+probeOff, 0x48, 0x8d, 0x35)   // lea rsi, [rip+probe]
 		a.emit(0xac)                                  // lodsb
 		a.ripOp(padAddr+probeOff+1, 0x48, 0x8d, 0x0d) // lea rcx, [rip+probe+1]
@@ -361,6 +443,7 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	type cmpOp struct {
 		rec, at uint64
 		n       uint32
+		data    []byte // the recorded bytes
 	}
 	var early, late []cmpOp
 	for k, pg := range id.Pages {
@@ -384,17 +467,18 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 			}
 			if spOff >= 0 && r[0] >= spOff && r[0] < spOff+256 {
 				cut := min(r[1], spOff+256)
-				early = append(early, cmpOp{padAddr + uint64(off+r[0]), pg.Addr + uint64(r[0]), uint32(cut-r[0]) / 8})
+				early = append(early, cmpOp{padAddr + uint64(off+r[0]), pg.Addr + uint64(r[0]), uint32(cut-r[0]) / 8, pg.Data[r[0]:cut]})
 				r[0] = cut
 				if r[0] >= r[1] {
 					continue
 				}
 			}
-			late = append(late, cmpOp{padAddr + uint64(off+r[0]), pg.Addr + uint64(r[0]), uint32(r[1]-r[0]) / 8})
+			late = append(late, cmpOp{padAddr + uint64(off+r[0]), pg.Addr + uint64(r[0]), uint32(r[1]-r[0]) / 8, pg.Data[r[0]:r[1]]})
 		}
 	}
 	emitOps := func(ops []cmpOp) {
 		for _, o := range ops {
+			check(Check{Name: "recorded memory", Addr: o.at, Len: 8 * uint64(o.n), Rec: o.data})
 			cmpsq(o.rec, o.at, o.n)
 		}
 	}
@@ -406,6 +490,7 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 			}
 			// The upper halves of ymm0-15 one at a time, so that a loop
 			// counting in one of them misses after a few instructions.
+			check(Check{Name: "the upper halves of the ymm registers"})
 			put(ymmRecOff, rec[ymmOffset:ymmOffset+ymmLen])
 			for i := uint64(0); i < 16; i++ {
 				// vextractf128 [rip+ymm+16i], ymm_i, 1
@@ -430,6 +515,7 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 			}
 			// k0-7 one at a time (kmovw: the low 16 bits, all
 			// AVX-512F has), then the upper halves of zmm0-15.
+			check(Check{Name: "the AVX-512 registers"})
 			put(kRecOff, rec[l.KOff:l.KOff+64])
 			for i := uint64(0); i < 8; i++ {
 				a.emit(0xc5, 0xf8, 0x93, 0xc0|byte(i))         // kmovw eax, k_i
@@ -453,6 +539,7 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 			cmpsq(padAddr+zmmRecOff, padAddr+zmmOff, 64)
 		}
 		fx := func() {
+			check(Check{Name: "the x87 and SSE registers"})
 			put(fxRecOff, rec[:LegacyLen])
 			a.ripOp(padAddr+fxOff, 0x0f, 0xae, 0x05) // fxsave [rip+fx]
 			// FCW, FSW (dword at 0), FTW (byte at 4), MXCSR (dword at 24).
@@ -499,6 +586,7 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 		return nil, fmt.Errorf("%d digested pages in a pad, at most %d", len(id.Sums), MaxSumPages)
 	}
 	if len(id.Sums) > 0 {
+		check(Check{Name: "the digests of recorded pages"})
 		for k, ps := range id.Sums {
 			e := make([]byte, 16)
 			binary.LittleEndian.PutUint64(e, ps.Addr)
@@ -535,6 +623,16 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	restore()
 	trap := a.pc()
 	a.emit(0xcc)
+	if len(cmpJnes) > 0 {
+		// A string compare missed: rdi is past the differing word.
+		missCmp := a.pc()
+		a.ripOp(padAddr+diagAddr, 0x48, 0x89, 0x3d)  // mov [rip+addr], rdi
+		a.emit(0x48, 0x8b, 0x47, 0xf8)               // mov rax, [rdi-8]
+		a.ripOp(padAddr+diagValue, 0x48, 0x89, 0x05) // mov [rip+value], rax
+		for _, off := range cmpJnes {
+			binary.LittleEndian.PutUint32(a.b[off:], rel32(padAddr+uint64(off)+4, missCmp))
+		}
+	}
 	miss := a.pc()
 	for _, off := range jnes {
 		binary.LittleEndian.PutUint32(a.b[off:], rel32(padAddr+uint64(off)+4, miss))
@@ -561,7 +659,7 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity) (*Pad, error
 	for i := 5; i < len(jump); i++ {
 		jump[i] = 0xcc // never executed: execution enters the site at its start
 	}
-	return &Pad{Addr: padAddr, Code: a.b, Site: site, Jump: jump, Trap: trap, Miss: miss}, nil
+	return &Pad{Addr: padAddr, Code: a.b, Site: site, Jump: jump, Trap: trap, Miss: miss, Checks: checks}, nil
 }
 
 // relocate copies the instruction code (inst, at from) for execution at

@@ -297,3 +297,38 @@ func TestBuildPadAVX512Fallback(t *testing.T) {
 		t.Fatalf("pads fit up to %d ranges a page: the test does not reach the limit", fits)
 	}
 }
+
+// A pad with pages notes, for arrivals that matched the registers, the
+// compare that failed; Diag turns what it left into words.
+func TestPadDiag(t *testing.T) {
+	const site, pad = 0x401000, 0x500000
+	var regs trace.Regs
+	regs[machine.RSP] = 0x7fff1100
+	rec := make([]byte, 4096)
+	rec[0x208] = 5
+	p, err := BuildIdentity(pad, site, lockAdd, &Identity{Regs: &regs, Pages: []Page{{Addr: 0x7fff1000, Data: rec}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The direction flag, then the page from rsp (256 bytes), the rest
+	// of it above, and below rsp.
+	if len(p.Checks) != 4 || p.Checks[1].Addr != 0x7fff1100 || p.Checks[1].Len != 256 || p.Checks[2].Addr != 0x7fff1200 || p.Checks[3].Addr != 0x7fff1000 {
+		t.Fatalf("checks %+v", p.Checks)
+	}
+	b := make([]byte, DiagLen)
+	if m, what := p.Diag(b); m != 0 || what != "" {
+		t.Fatalf("nothing matched: %d %q", m, what)
+	}
+	binary.LittleEndian.PutUint64(b, 3)               // matched
+	binary.LittleEndian.PutUint16(b[8:], 3)           // the third check
+	binary.LittleEndian.PutUint64(b[16:], 0x7fff1210) // past the word at 0x7fff1208
+	binary.LittleEndian.PutUint64(b[24:], 9)
+	m, what := p.Diag(b)
+	if want := "recorded memory: the word at 0x7fff1208 was 0900000000000000, recorded 0500000000000000"; m != 3 || what != want {
+		t.Fatalf("got %d %q, want %q", m, what, want)
+	}
+	binary.LittleEndian.PutUint16(b[8:], 1)
+	if _, what := p.Diag(b); what != "the direction flag" {
+		t.Fatalf("got %q", what)
+	}
+}

@@ -47,6 +47,32 @@ type pointSearch struct {
 	sums      []asyncpoint.PageSum // pages the pad digests (refinePad)
 	refines   int
 	lastDiffs []string // why the last examined arrival was not the point
+	// diagPad is the latest pad installed; diagAt its DiagAddr, for the
+	// time box's goroutine.
+	diagPad *asyncpoint.Pad
+	diagAt  atomic.Uint64
+}
+
+// usePad notes p as the pad whose diagnostics a divergence report reads.
+func (ps *pointSearch) usePad(p *asyncpoint.Pad) {
+	ps.diagPad = p
+	ps.diagAt.Store(p.DiagAddr())
+}
+
+// padDiag describes what the pad's diagnostics b say about the arrivals
+// at the site ("" without a pad).
+func (ps *pointSearch) padDiag(b []byte) string {
+	if ps.diagPad == nil || b == nil {
+		return ""
+	}
+	matched, what := ps.diagPad.Diag(b)
+	switch {
+	case matched == 0:
+		return "no arrival at the site matched the recorded general registers and memory words"
+	case what == "":
+		return fmt.Sprintf("%d arrival(s) at the site matched the recorded general registers and memory words", matched)
+	}
+	return fmt.Sprintf("%d arrival(s) at the site matched the recorded general registers and memory words; the last of them differed in %s", matched, what)
 }
 
 // pointFinder finds asynchronous points in replay, for the strategy the
@@ -135,6 +161,7 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 			ps.pad = nil
 		} else {
 			ps.page = ps.pad.Addr
+			ps.usePad(ps.pad)
 		}
 	}
 	if ps.pad == nil {
@@ -144,6 +171,7 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 	}
 	var timedOut atomic.Bool
 	var pageDiffs []string
+	var boxDiag []byte // the pad's diagnostics when the time was up
 	ps.timer = time.AfterFunc(pointDeadline, func() {
 		// What the pad's pages show when the time is up (read through
 		// /proc, as this goroutine is not the tracer thread).
@@ -152,6 +180,12 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 				_, err := f.ReadAt(b, int64(addr))
 				return err
 			})
+			if at := ps.diagAt.Load(); at != 0 {
+				b := make([]byte, asyncpoint.DiagLen)
+				if _, err := f.ReadAt(b, int64(at)); err == nil {
+					boxDiag = b
+				}
+			}
 			f.Close()
 		}
 		timedOut.Store(true)
@@ -161,6 +195,15 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 	rp.point = ps
 	_, err = rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(unix.SIGTRAP))
 	rp.point = nil
+	var diag []byte // the pad's diagnostics
+	if timedOut.Load() {
+		diag = boxDiag
+	} else if err != nil && ps.diagPad != nil && !t.gone {
+		b := make([]byte, asyncpoint.DiagLen)
+		if t.mem.ReadMem(ps.diagPad.DiagAddr(), b) == nil {
+			diag = b
+		}
+	}
 	cleanup := rp.removePoint(ps)
 	if err == nil && !ps.found {
 		err = rp.diverge(ev, fmt.Sprintf("unexpected SIGTRAP while looking for the preemption point at 0x%x", ps.site))
@@ -169,6 +212,9 @@ func (rp *replayer) findByState(ev *trace.Event) error {
 		r := ev.Regs
 		ps.lastDiffs = append(ps.lastDiffs, fmt.Sprintf("looked for rip 0x%x rsp 0x%x rax 0x%x rcx 0x%x rdx 0x%x rdi 0x%x rsi 0x%x and %d memory words",
 			r[ptrace.RIP], r[ptrace.RSP], r[ptrace.RAX], r[ptrace.RCX], r[ptrace.RDX], r[ptrace.RDI], r[ptrace.RSI], len(ps.words)))
+		if d := ps.padDiag(diag); d != "" {
+			ps.lastDiffs = append(ps.lastDiffs, d)
+		}
 		var de *DivergenceError
 		if timedOut.Load() {
 			ps.lastDiffs = append(ps.lastDiffs, pageDiffs...)
@@ -405,6 +451,7 @@ func (rp *replayer) pointReclaim(ps *pointSearch, addr uint64, orig byte) error 
 			return t.mem.WriteMem(ps.site, []byte{0xcc})
 		}
 		ps.pad, ps.padOrig, ps.page = pad, orig, pad.Addr
+		ps.usePad(pad)
 	}
 	return nil
 }
@@ -825,5 +872,6 @@ func (rp *replayer) refinePad(ps *pointSearch, d pageDigests) error {
 	}
 	rp.logf("event %d: pad refined after %d arrivals: %d pages digested", rp.n, ps.arrivals, len(sums))
 	ps.pad, ps.sums = pad, sums
+	ps.usePad(pad)
 	return nil
 }
