@@ -59,7 +59,8 @@ type Page struct {
 	Addr uint64 // page aligned
 	Data []byte // 4096 bytes
 	// Ranges are the parts of the page compared, [from, to) byte
-	// offsets that are multiples of 8 (nil: the whole page).
+	// offsets that are multiples of 8 (nil: the whole page; empty:
+	// none).
 	Ranges [][2]int
 }
 
@@ -83,7 +84,9 @@ func fromSP(ranges [][2]int, off int) [][2]int {
 }
 
 // PageRanges returns the parts of the page at pg outside the spans skip
-// (output buffers of system calls in flight), widened to whole qwords.
+// (output buffers of system calls in flight, the stack below the red
+// zone), widened to whole qwords: empty, not nil, when skip covers the
+// whole page.
 func PageRanges(pg uint64, skip []trace.Span) [][2]int {
 	out := [][2]int{{0, 4096}}
 	for _, s := range skip {
@@ -106,6 +109,9 @@ func PageRanges(pg uint64, skip []trace.Span) [][2]int {
 			}
 		}
 		out = next
+	}
+	if out == nil {
+		out = [][2]int{}
 	}
 	return out
 }

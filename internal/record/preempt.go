@@ -414,6 +414,11 @@ func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words
 		if seenPage[pg] || !pageWritable(maps, pg) || pg < site+uint64(siteLen) && site < pg+4096 {
 			continue
 		}
+		if len(asyncpoint.PageRanges(pg, ev.Skip)) == 0 {
+			// Left out whole (the stack below the red zone): nothing
+			// of it identifies the point.
+			continue
+		}
 		buf := make([]byte, 4096)
 		if t.mem.ReadMem(pg, buf) != nil {
 			continue

@@ -781,8 +781,16 @@ func pointIdentity(ev *trace.Event, words []asyncpoint.Word) *asyncpoint.Identit
 			}
 		}
 		for _, m := range ev.Mem {
-			if len(m.Data) == 4096 && len(id.Pages) < asyncpoint.MaxPages {
-				id.Pages = append(id.Pages, asyncpoint.Page{Addr: m.Addr, Data: m.Data, Ranges: asyncpoint.PageRanges(m.Addr, ev.Skip)})
+			if len(m.Data) != 4096 || len(id.Pages) == asyncpoint.MaxPages {
+				continue
+			}
+			// A page the point leaves out whole (older traces record
+			// the stack page below the red zone) is not compared: its
+			// bytes are whatever callees left there, which can differ
+			// in replay (the XSAVE area ld.so's lazy binding stores
+			// there depends on the CPU's XINUSE state).
+			if r := asyncpoint.PageRanges(m.Addr, ev.Skip); len(r) > 0 {
+				id.Pages = append(id.Pages, asyncpoint.Page{Addr: m.Addr, Data: m.Data, Ranges: r})
 			}
 		}
 	}

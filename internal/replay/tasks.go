@@ -171,10 +171,7 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	// The recorded content: the anonymous mappings' (writable until the
 	// next batch) and the differences of the file mappings from their
 	// files (patched sites, the partial page before the bss), written
-	// into them as a debugger writes. (Writing them together with
-	// WriteCode saved CPU time, but WriteCode rewrites the bytes between
-	// nearby writes too; it was taken back while a divergence of
-	// preempt_itimer_compute was unexplained: docs/preemption.md.)
+	// into them as a debugger writes.
 	for _, w := range ev.Mem {
 		if err := t.mem.WriteFast(w.Addr, w.Data); err != nil {
 			return fmt.Errorf("replay exec: %w", err)
