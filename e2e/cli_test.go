@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,10 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/ptrace"
+	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 func ctx60(t *testing.T) context.Context {
@@ -346,6 +351,33 @@ int main(void) {
 	rep, err := run(ctx, t.TempDir(), "", gorrBin, "replay", "-a", traceDir)
 	if err != nil || rep.Code != 0 || !bytes.Equal(rep.Stdout, rec.Stdout) {
 		t.Fatalf("checksummed replay: %v\n%v", err, rep)
+	}
+	// Each checksum leaves out the thread's stack below its red zone
+	// (what callees left there may differ in replay).
+	r, err := trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := 0
+	for {
+		ev, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind != trace.KindSyscallExit || ev.Checksum == 0 {
+			continue
+		}
+		sums++
+		if len(ev.Skip) != 1 || ev.Skip[0].Addr+ev.Skip[0].Len != ev.Regs[ptrace.RSP]-128 {
+			t.Fatalf("checksummed %s exit (rsp 0x%x) skips %+v, want the stack below the red zone", linux.Name(int(ev.Sysno)), ev.Regs[ptrace.RSP], ev.Skip)
+		}
+	}
+	r.Close()
+	if sums == 0 {
+		t.Fatal("no checksummed system-call exit")
 	}
 	// Find the getrandom exit and corrupt the bytes it returned.
 	out, _ := exec.Command(gorrBin, "dump", "--json", traceDir).Output()

@@ -397,7 +397,7 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 	t.inCall = false
 	t.atEntry = true // still held; resumed by its next event
 	if ev.Checksum != 0 {
-		sum, err := tracee.Checksum(t.real, t.mem)
+		sum, err := tracee.ChecksumSkip(t.real, t.mem, 0, 0, ev.Skip, false)
 		if err != nil {
 			return err
 		}

@@ -136,7 +136,8 @@ type Event struct {
 	// StackSum, when non-zero, is a checksum of the stack of task Tid
 	// around its stack pointer (KindSched points taken without Checksum).
 	StackSum uint64
-	// Skip lists the bytes a KindSched event's Checksum leaves out: the
+	// Skip lists the bytes a KindSched event's Checksum (or a system
+	// call exit's, the thread's dead stack only) leaves out: the
 	// output buffers of system calls other threads of the process had in
 	// flight (the kernel may write them at any moment; replay writes them
 	// at those threads' exit events).
