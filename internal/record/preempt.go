@@ -319,12 +319,23 @@ func (r *recorder) scanTargets(t *task, m tracee.Map) []uint64 {
 func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words map[uint64]int, step int, start time.Time) error {
 	ev := &trace.Event{Kind: trace.KindSched, Tid: int32(t.tid), Regs: regs, Flags: uint64(siteLen | hint), Result: int64(t.sc)}
 	// The bytes the identity leaves out: other threads' in-flight output
-	// buffers and the dead stack (see deadStack).
+	// buffers and the dead stacks (see deadStack) of the thread and of
+	// the other threads of its process (each below the stack pointer of
+	// its last event, where it stands).
 	maps, _ := tracee.Maps(t.tid)
 	skip, full := r.inFlightOutputs(t)
 	if full {
 		if d, ok := deadStack(maps, regs[ptrace.RSP], regs[ptrace.FSBASE]); ok {
 			skip = append(skip, d)
+		}
+		tgid := tracee.Tgid(t.tid)
+		for _, o := range r.tasks {
+			if o == t || tracee.Tgid(o.tid) != tgid {
+				continue
+			}
+			if d, ok := deadStack(maps, o.lastRegs[ptrace.RSP], o.lastRegs[ptrace.FSBASE]); ok {
+				skip = append(skip, d)
+			}
 		}
 	}
 	for len(words) > 0 && len(ev.Mem) < maxWords {
