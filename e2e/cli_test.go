@@ -385,6 +385,10 @@ int main(void) {
 	for _, line := range strings.Split(string(out), "\n") {
 		if strings.Contains(line, `"syscall":"getrandom"`) && strings.Contains(line, "SYSCALL_EXIT") {
 			target = regexp.MustCompile(`"event":(\d+)`).FindStringSubmatch(line)[1]
+			// dump shows the checksum and the bytes it leaves out.
+			if !strings.Contains(line, `"checksum":"0x`) || !strings.Contains(line, `"skip":["0x`) {
+				t.Fatalf("dump of a checksummed exit without its checksum and skip: %s", line)
+			}
 		}
 	}
 	if target == "" {

@@ -225,8 +225,30 @@ func cmdDump(args []string) int {
 			if h := asyncpoint.HintFromFlags(ev.Flags); h > 0 {
 				m["hint_reg"] = h - 1
 			}
-			m["words"] = len(ev.Mem)
-			m["checksum"] = ev.Checksum != 0
+			words, pages := 0, 0
+			for _, w := range ev.Mem {
+				switch len(w.Data) {
+				case 8:
+					words++
+				case 4096:
+					pages++
+				}
+			}
+			m["words"], m["pages"] = words, pages
+		}
+		if ev.Checksum != 0 {
+			m["checksum"] = fmt.Sprintf("0x%x", ev.Checksum)
+		}
+		if ev.StackSum != 0 {
+			m["stack_sum"] = fmt.Sprintf("0x%x", ev.StackSum)
+		}
+		if len(ev.Skip) > 0 {
+			// The bytes the checksum leaves out, as address+length.
+			spans := make([]string, len(ev.Skip))
+			for i, sp := range ev.Skip {
+				spans[i] = fmt.Sprintf("0x%x+0x%x", sp.Addr, sp.Len)
+			}
+			m["skip"] = spans
 		}
 		if len(ev.Mem) > 0 {
 			total := 0
