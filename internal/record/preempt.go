@@ -318,26 +318,9 @@ func (r *recorder) scanTargets(t *task, m tracee.Map) []uint64 {
 // words touched most recently, SSE state and a memory checksum.
 func (r *recorder) emitPoint(t *task, regs *trace.Regs, siteLen, hint int, words map[uint64]int, step int, start time.Time) error {
 	ev := &trace.Event{Kind: trace.KindSched, Tid: int32(t.tid), Regs: regs, Flags: uint64(siteLen | hint), Result: int64(t.sc)}
-	// The bytes the identity leaves out: other threads' in-flight output
-	// buffers and the dead stacks (see deadStack) of the thread and of
-	// the other threads of its process (each below the stack pointer of
-	// its last event, where it stands).
+	// The bytes the identity leaves out (pointSkip).
 	maps, _ := tracee.Maps(t.tid)
-	skip, full := r.inFlightOutputs(t)
-	if full {
-		if d, ok := deadStack(maps, regs[ptrace.RSP], regs[ptrace.FSBASE]); ok {
-			skip = append(skip, d)
-		}
-		tgid := tracee.Tgid(t.tid)
-		for _, o := range r.tasks {
-			if o == t || tracee.Tgid(o.tid) != tgid {
-				continue
-			}
-			if d, ok := deadStack(maps, o.lastRegs[ptrace.RSP], o.lastRegs[ptrace.FSBASE]); ok {
-				skip = append(skip, d)
-			}
-		}
-	}
+	skip, full := r.pointSkip(t, regs, maps)
 	for len(words) > 0 && len(ev.Mem) < maxWords {
 		best, bestStep := uint64(0), -1
 		for w, s := range words {
@@ -525,16 +508,28 @@ func (r *recorder) deliverHeld(t *task) error {
 	return r.deliver(t, si.Signo(), &si, &regs)
 }
 
-// inFlightOutputs returns the output buffers of the system calls other
-// threads of t's process are inside: the kernel may write them at any
-// moment, while replay writes them at those threads' exit events, so a
-// memory checksum leaves them out. ok is false when a call's buffers
-// are not known (an exit, which clears a tid word the recorder does not
-// know, or a call outside the table): the checksum is not taken then.
-func (r *recorder) inFlightOutputs(t *task) (skip []trace.Span, ok bool) {
+// pointSkip returns the bytes a point of t (at regs) leaves out of its
+// memory checksum and pages. The output buffers of the system calls
+// other threads of t's process are inside: the kernel may write them at
+// any moment, while replay writes them at those threads' exit events.
+// The dead stacks (deadStack) of t and of the other threads of its
+// process, each below the stack pointer of its last event, where it
+// stands. ok is false when a call's buffers are not known (an exit,
+// which clears a tid word the recorder does not know, or a call outside
+// the table): the checksum is not taken then.
+func (r *recorder) pointSkip(t *task, regs *trace.Regs, maps []tracee.Map) (skip []trace.Span, ok bool) {
+	if d, ok := deadStack(maps, regs[ptrace.RSP], regs[ptrace.FSBASE]); ok {
+		skip = append(skip, d)
+	}
 	tgid := tracee.Tgid(t.tid)
 	for _, o := range r.tasks {
-		if o == t || o.state != stKernel || tracee.Tgid(o.tid) != tgid {
+		if o == t || tracee.Tgid(o.tid) != tgid {
+			continue
+		}
+		if d, ok := deadStack(maps, o.lastRegs[ptrace.RSP], o.lastRegs[ptrace.FSBASE]); ok {
+			skip = append(skip, d)
+		}
+		if o.state != stKernel {
 			continue
 		}
 		if o.sc0 == nil || o.sysno == unix.SYS_EXIT || o.sysno == unix.SYS_EXIT_GROUP {
