@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/binary"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -20,27 +21,36 @@ import (
 // cpuidSlot is the space each cpuid trampoline takes in the page.
 const cpuidSlot = 32
 
-// plantCpuidTrampolines answers, without a stop, the cpuids of a fresh
-// address space whose inputs are constants (patch.CpuidSite: most of the
-// ~50 that ld.so runs in every process, each otherwise an int3 trap on a
-// CPU without cpuid faulting). For the mapped file holding most such
-// sites (ld.so) it writes a trampoline per site that loads the answer the
-// recorder would have emulated (emulatedCpuid), into the padding after
-// the file's code in its last page (patch.CodePadding) or, when they do
-// not fit there, into a page it maps just below the file; and it replaces
-// each site's `mov $leaf, %eax` with a jump to its trampoline. Called at
-// exec before the snapshot, so the trampolines and the jumps are part of
-// it and replay runs the same code (no event is recorded). Only a
-// recorder bound to one CPU does this: its answers are then constant per
-// leaf and subleaf. It returns the maps as they are after it.
+// plantCpuidTrampolines answers, without a stop, most of the cpuids of
+// a fresh address space. For the mapped file holding most cpuid sites
+// (ld.so) it writes trampolines into the padding after the file's code in
+// its last page (patch.CodePadding) or, when they do not fit there, into
+// pages it maps just below the file:
+//   - for a cpuid whose inputs are constants (patch.CpuidSite: most of
+//     the ~50 that ld.so runs in every process), one that loads the answer
+//     the recorder would have emulated (emulatedCpuid); the site's `mov
+//     $leaf, %eax` becomes a jump to it;
+//   - for one whose inputs come from registers (patch.CpuidRegSite:
+//     ld.so's loops over subleaves), one that runs the instructions the
+//     jump displaces and looks the answer up in a table of the recorder's
+//     answers (patch.CpuidLookup: the leaves and subleaves ld.so is known
+//     to ask, and every pair this recording has emulated so far); a miss
+//     goes on to the cpuid, which keeps its int3 and is emulated.
+//
+// Called at exec before the snapshot, so the trampolines, the table and
+// the jumps are part of it and replay runs the same code (no event is
+// recorded). Only a recorder bound to one CPU does this: its answers are
+// then constant per leaf and subleaf. It returns the maps as they are
+// after it.
 func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.Map, error) {
 	if r.opts.BindCPU < 0 {
 		return maps, nil
 	}
 	type plan struct {
-		at uint64 // the mov, mapped
-		s  *patch.CpuidSite
-		f  fileID
+		at  uint64 // the mov, or the first displaced instruction, mapped
+		s   *patch.CpuidSite
+		reg *patch.CpuidRegSite
+		f   fileID
 	}
 	var plans []plan
 	count := map[fileID]int{}     // plans by file
@@ -55,53 +65,80 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 			return nil, err
 		}
 		f := fileID{m.Dev, m.Inode}
-		sites, int3s := r.cpuidSites(rel)
-		if c := r.cpuidFiles[rel]; c.padN > 0 && c.padOff >= m.Offset && c.padOff+c.padN <= m.Offset+m.Size() {
+		c := r.cpuidSites(rel)
+		if c.padN > 0 && c.padOff >= m.Offset && c.padOff+c.padN <= m.Offset+m.Size() {
 			pads[f] = tracee.Range{Start: m.Start + c.padOff - m.Offset, End: m.Start + c.padOff - m.Offset + c.padN}
 		}
-		for i := range sites {
-			s := &sites[i]
-			if s.Off < m.Offset || s.Off+s.Len() > m.Offset+m.Size() || !int3s[s.Off+s.Len()-2] {
+		inMap := func(off, n uint64) bool { return off >= m.Offset && off+n <= m.Offset+m.Size() }
+		var taken []tracee.Range // file ranges the constant sites rewrite
+		for i := range c.sites {
+			s := &c.sites[i]
+			if !inMap(s.Off, s.Len()) || !c.int3s[s.Off+s.Len()-2] {
 				continue
 			}
 			plans = append(plans, plan{at: m.Start + s.Off - m.Offset, s: s, f: f})
+			taken = append(taken, tracee.Range{Start: s.Off, End: s.Off + 5})
+			count[f]++
+		}
+		for i := range c.regs {
+			s := &c.regs[i]
+			if !inMap(s.Off, s.Cpuid()+2-s.Off) || !c.int3s[s.Cpuid()] || slices.ContainsFunc(taken, func(x tracee.Range) bool { return x.Start < s.Cpuid() && s.Off < x.End }) {
+				continue
+			}
+			plans = append(plans, plan{at: m.Start + s.Off - m.Offset, reg: s, f: f})
 			count[f]++
 		}
 		if l, ok := lowest[f]; !ok || m.Start < l {
 			lowest[f] = m.Start
 		}
 	}
-	// Just below the file with the most sites (ld.so), where the kernel
-	// puts it if that is free (above an executable lies its brk area);
-	// the sites of other files, and those out of a rel32's reach of where
-	// it lands, keep their int3.
-	var hint uint64
+	// The file with the most sites (ld.so); the sites of other files,
+	// and those out of a rel32's reach of where the trampolines land,
+	// keep their int3.
 	var file fileID
 	best := 0
 	for f, n := range count {
-		if n > best || n == best && lowest[f]-pageSize > hint {
-			best, hint, file = n, lowest[f]-pageSize, f
+		if n > best || n == best && lowest[f] > lowest[file] {
+			best, file = n, f
 		}
 	}
 	plans = slices.DeleteFunc(plans, func(p plan) bool { return p.f != file })
-	if len(plans) == 0 || plans[len(plans)-1].at-plans[0].at > 64<<20 {
+	if len(plans) == 0 {
 		return maps, nil
 	}
-	plans = plans[:min(len(plans), pageSize/cpuidSlot)]
+	slices.SortFunc(plans, func(a, b plan) int { return cmp.Compare(a.at, b.at) })
+	if plans[len(plans)-1].at-plans[0].at > 64<<20 {
+		return maps, nil
+	}
+	var table []byte
+	need := uint64(0)
+	for _, p := range plans {
+		if p.reg != nil {
+			need += patch.CpuidRegTrampolineMax
+		} else {
+			need += cpuidSlot
+		}
+	}
+	if slices.ContainsFunc(plans, func(p plan) bool { return p.reg != nil }) {
+		table = patch.CpuidLookup(r.cpuidTable())
+		need += uint64(len(table))
+	}
 	// The trampolines go into the padding after the file's code in its
 	// last page when they fit there and it reads as zeros (ld.so's has
-	// 3.8 KB): no system call, no new mapping. Else into a page mapped
-	// for them.
+	// 3.8 KB): no system call, no new mapping. Else into pages mapped
+	// for them, just below the file, where the kernel puts them if that
+	// is free (above an executable lies its brk area).
 	var base int64
 	mapped := false
-	if pad, ok := pads[file]; ok && pad.End-pad.Start >= uint64(len(plans))*cpuidSlot {
-		b := make([]byte, uint64(len(plans))*cpuidSlot)
+	if pad, ok := pads[file]; ok && pad.End-pad.Start >= need {
+		b := make([]byte, need)
 		if t.mem.ReadMem(pad.Start, b) == nil && !slices.ContainsFunc(b, func(c byte) bool { return c != 0 }) {
 			base = int64(pad.Start)
 		}
 	}
 	if base == 0 {
-		ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, hint, pageSize, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+		size := (need + pageSize - 1) &^ (pageSize - 1)
+		ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, lowest[file]-size, size, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
 		if err != nil {
 			return nil, fmt.Errorf("map the cpuid trampolines: %w", err)
 		}
@@ -113,28 +150,50 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	}
 	// The sites must still read as the file has them (nothing else
 	// rewrote them): read in one go.
-	slices.SortFunc(plans, func(a, b plan) int { return cmp.Compare(a.at, b.at) })
-	code := make([]byte, plans[len(plans)-1].at+5-plans[0].at)
+	last := plans[len(plans)-1]
+	code := make([]byte, last.at+cpuidSiteLen(last.s, last.reg)-plans[0].at)
 	if n := t.mem.ReadPartial(plans[0].at, code); n < len(code) {
 		code = code[:n]
 	}
-	page := make([]byte, 0, pageSize)
+	// The lookup routine and its table come first (the trampolines
+	// call it), the trampolines after.
+	page := table
+	lookup := uint64(base)
 	var writes []trace.MemWrite
+	nconst, nreg := 0, 0
 	for _, p := range plans {
+		for len(page)%16 != 0 {
+			page = append(page, 0xcc)
+		}
 		tr := uint64(base) + uint64(len(page))
+		o := p.at - plans[0].at
+		n := cpuidSiteLen(p.s, p.reg)
+		if o+n > uint64(len(code)) {
+			continue
+		}
+		if p.reg != nil {
+			if !patch.InRel32(p.at, tr) || !slices.Equal(code[o:o+uint64(len(p.reg.Disp))], p.reg.Disp) {
+				continue
+			}
+			tc, ok := patch.CpuidRegTrampoline(tr, p.at, p.reg, lookup)
+			if !ok {
+				continue
+			}
+			page = append(page, tc...)
+			writes = append(writes, trace.MemWrite{Addr: p.at, Data: patch.CpuidRegJump(p.at, tr, p.reg)})
+			nreg++
+			continue
+		}
 		if !patch.InRel32(p.at, tr) || !patch.InRel32(tr+uint64(len(p.s.Mid))+20, p.at+p.s.Len()) {
 			continue
 		}
-		o := p.at - plans[0].at
-		if o+5 > uint64(len(code)) || code[o] != 0xb8 || binary.LittleEndian.Uint32(code[o+1:]) != p.s.Leaf {
+		if code[o] != 0xb8 || binary.LittleEndian.Uint32(code[o+1:]) != p.s.Leaf {
 			continue
 		}
 		a, b, c, d := r.emulatedCpuid(p.s.Leaf, p.s.Sub)
 		page = append(page, patch.CpuidTrampoline(tr, p.at, p.s, a, b, c, d)...)
-		for len(page)%cpuidSlot != 0 {
-			page = append(page, 0xcc)
-		}
 		writes = append(writes, trace.MemWrite{Addr: p.at, Data: patch.CpuidJump(p.at, tr)})
+		nconst++
 	}
 	if len(writes) > 0 {
 		if err := t.mem.WriteMem(uint64(base), page); err != nil {
@@ -144,19 +203,82 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 			return nil, fmt.Errorf("redirect the cpuids: %w", err)
 		}
 	}
-	r.logf("tid %d: %d cpuid trampolines at 0x%x", t.tid, len(writes), base)
+	r.logf("tid %d: %d constant and %d looked-up cpuid trampolines at 0x%x", t.tid, nconst, nreg, base)
 	if !mapped {
 		return maps, nil
 	}
 	return tracee.Maps(t.tid)
 }
 
-// cpuidSites returns the constant cpuid sites of the captured file rel
-// and the offsets of its int3 sites (found once per recording, and kept
-// in the site cache between recordings).
-func (r *recorder) cpuidSites(rel string) ([]patch.CpuidSite, map[uint64]bool) {
+// cpuidSiteLen is how many bytes from a site's start to the end of its
+// cpuid.
+func cpuidSiteLen(s *patch.CpuidSite, reg *patch.CpuidRegSite) uint64 {
+	if reg != nil {
+		return reg.Cpuid() + 2 - reg.Off
+	}
+	return s.Len()
+}
+
+// cpuidTable is what the lookup trampolines answer: the leaves and
+// subleaves ld.so is known to ask for (the cache leaves 4 and
+// 0x8000001d, the topology leaves 0xb and 0x1f, the XSAVE components of
+// leaf 0xd, the feature leaves), and every pair this recording has
+// emulated so far, each with the recorder's answer (emulatedCpuid). A
+// leaf that ignores ecx has one entry for any subleaf.
+func (r *recorder) cpuidTable() []patch.CpuidEntry {
+	want := map[[2]uint32]bool{}
+	maxBasic, _, _, _ := r.emulatedCpuid(0, 0)
+	maxExt, _, _, _ := r.emulatedCpuid(0x80000000, 0)
+	for leaf := uint32(0); leaf <= min(maxBasic, 0x20); leaf++ {
+		subs := uint32(2)
+		switch leaf {
+		case 4:
+			subs = 8
+		case 0xb, 0x1f:
+			subs = 4
+		case 0xd:
+			subs = 20
+		}
+		for sub := range subs {
+			want[[2]uint32{leaf, sub}] = true
+		}
+	}
+	for leaf := uint32(0x80000000); leaf <= min(maxExt, 0x80000008); leaf++ {
+		want[[2]uint32{leaf, 0}] = true
+	}
+	if maxExt >= 0x8000001d {
+		for sub := range uint32(8) {
+			want[[2]uint32{0x8000001d, sub}] = true
+		}
+	}
+	for k := range r.cpuid {
+		want[k] = true
+	}
+	var out []patch.CpuidEntry
+	seen := map[uint32]bool{} // leaves that ignore ecx, entered once
+	for _, k := range slices.SortedFunc(maps.Keys(want), func(a, b [2]uint32) int {
+		return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1]))
+	}) {
+		e := patch.CpuidEntry{Leaf: k[0], Sub: k[1], Kind: patch.CpuidExact}
+		if patch.EcxFree(k[0]) {
+			if seen[k[0]] {
+				continue
+			}
+			seen[k[0]] = true
+			e.Sub, e.Kind = 0, patch.CpuidAnySub
+		}
+		e.A, e.B, e.C, e.D = r.emulatedCpuid(e.Leaf, e.Sub)
+		out = append(out, e)
+	}
+	return out
+}
+
+// cpuidSites returns the cpuid sites of the captured file rel that
+// trampolines can stand for, and the offsets of its int3 sites (found once
+// per recording, and kept in the site cache between recordings).
+func (r *recorder) cpuidSites(rel string) cpuidFile {
 	if c, ok := r.cpuidFiles[rel]; ok {
-		return c.sites, c.int3s
+		return c
 	}
 	defer r.since(phScan, time.Now())
 	var digest string
@@ -166,6 +288,7 @@ func (r *recorder) cpuidSites(rel string) ([]patch.CpuidSite, map[uint64]bool) {
 	path := r.w.Dir() + "/" + rel
 	sites, _ := patch.CachedScan(path, "cpuid", digest, r.opts.SiteCache, patch.ScanCpuid) // not an ELF file: none
 	int3s := map[uint64]bool{}
+	var regs []patch.CpuidRegSite
 	if len(sites) > 0 {
 		all, _ := r.int3Sites(rel, path)
 		for _, s := range all {
@@ -173,9 +296,9 @@ func (r *recorder) cpuidSites(rel string) ([]patch.CpuidSite, map[uint64]bool) {
 				int3s[s.Off] = true
 			}
 		}
+		regs, _ = patch.CachedScan(path, "cpuidregs", digest, r.opts.SiteCache, patch.ScanCpuidRegs)
 	}
-	sites = slices.Clip(sites)
-	c := cpuidFile{sites: sites, int3s: int3s}
+	c := cpuidFile{sites: slices.Clip(sites), regs: slices.Clip(regs), int3s: int3s}
 	if len(sites) > 0 {
 		if f, err := osfile.Open(path, os.O_RDONLY, 0); err == nil {
 			c.padOff, c.padN = patch.CodePadding(f)
@@ -183,7 +306,7 @@ func (r *recorder) cpuidSites(rel string) ([]patch.CpuidSite, map[uint64]bool) {
 		}
 	}
 	r.cpuidFiles[rel] = c
-	return sites, int3s
+	return c
 }
 
 // fileID is a mapped file's device and inode (as /proc/PID/maps has them).
@@ -195,6 +318,7 @@ type fileID struct {
 // cpuidFile is what cpuidSites found in one captured file.
 type cpuidFile struct {
 	sites []patch.CpuidSite
+	regs  []patch.CpuidRegSite
 	int3s map[uint64]bool
 	// padOff and padN are the file range after its code where
 	// trampolines may go (patch.CodePadding).
