@@ -46,6 +46,7 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	if r.opts.BindCPU < 0 {
 		return maps, nil
 	}
+	defer r.since(phCpuid, time.Now())
 	type plan struct {
 		at  uint64 // the mov, or the first displaced instruction, mapped
 		s   *patch.CpuidSite
@@ -110,35 +111,60 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	if plans[len(plans)-1].at-plans[0].at > 64<<20 {
 		return maps, nil
 	}
+	// The space they take: the lookup routine and its table first (the
+	// trampolines call it), then the trampolines, each 16-byte aligned.
 	var table []byte
-	need := uint64(0)
+	nconst, regSize := 0, uint64(0)
 	for _, p := range plans {
 		if p.reg != nil {
-			need += patch.CpuidRegTrampolineMax
+			regSize += (uint64(len(p.reg.Disp)) + patch.CpuidRegTrampolineMax - 45 + 15) &^ 15
 		} else {
-			need += cpuidSlot
+			nconst++
 		}
 	}
-	if slices.ContainsFunc(plans, func(p plan) bool { return p.reg != nil }) {
+	if regSize > 0 {
 		table = patch.CpuidLookup(r.cpuidTable())
-		need += uint64(len(table))
+		regSize += (uint64(len(table)) + 15) &^ 15
 	}
+	constSize := uint64(nconst) * cpuidSlot
 	// The trampolines go into the padding after the file's code in its
 	// last page when they fit there and it reads as zeros (ld.so's has
-	// 3.8 KB): no system call, no new mapping. Else into pages mapped
-	// for them, just below the file, where the kernel puts them if that
-	// is free (above an executable lies its brk area).
+	// 3.8 KB): no system call, no new mapping; the looked-up ones only
+	// then. Else the constant ones (and the others if they fit too) go
+	// into a page mapped for them, just below the file, where the
+	// kernel puts it if that is free (above an executable lies its brk
+	// area).
 	var base int64
 	mapped := false
-	if pad, ok := pads[file]; ok && pad.End-pad.Start >= need {
-		b := make([]byte, need)
-		if t.mem.ReadMem(pad.Start, b) == nil && !slices.ContainsFunc(b, func(c byte) bool { return c != 0 }) {
-			base = int64(pad.Start)
+	if pad, ok := pads[file]; ok {
+		for _, need := range []uint64{constSize + regSize, constSize} {
+			if need > 0 && pad.End-pad.Start >= need {
+				b := make([]byte, need)
+				if t.mem.ReadMem(pad.Start, b) == nil && !slices.ContainsFunc(b, func(c byte) bool { return c != 0 }) {
+					base = int64(pad.Start)
+					if need == constSize {
+						regSize = 0
+					}
+				}
+				break
+			}
 		}
 	}
+	if base == 0 && constSize+regSize > pageSize {
+		regSize = 0
+	}
+	if regSize == 0 {
+		table = nil
+		plans = slices.DeleteFunc(plans, func(p plan) bool { return p.reg != nil })
+		if base == 0 {
+			plans = plans[:min(len(plans), pageSize/cpuidSlot)]
+		}
+	}
+	if len(plans) == 0 {
+		return maps, nil
+	}
 	if base == 0 {
-		size := (need + pageSize - 1) &^ (pageSize - 1)
-		ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, lowest[file]-size, size, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
+		ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, lowest[file]-pageSize, pageSize, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
 		if err != nil {
 			return nil, fmt.Errorf("map the cpuid trampolines: %w", err)
 		}
@@ -220,38 +246,27 @@ func cpuidSiteLen(s *patch.CpuidSite, reg *patch.CpuidRegSite) uint64 {
 }
 
 // cpuidTable is what the lookup trampolines answer: the leaves and
-// subleaves ld.so is known to ask for (the cache leaves 4 and
-// 0x8000001d, the topology leaves 0xb and 0x1f, the XSAVE components of
-// leaf 0xd, the feature leaves), and every pair this recording has
-// emulated so far, each with the recorder's answer (emulatedCpuid). A
-// leaf that ignores ecx has one entry for any subleaf.
+// subleaves ld.so is known to ask from its register-input sites (its
+// cache loops over leaf 4 on Intel and 0x8000001d on AMD, the feature
+// subleaves of leaves 7, 0xd, 0x14 and 0x19), those the CPU has, and
+// every pair this recording has emulated at a trap so far, each with the
+// recorder's answer (emulatedCpuid). A leaf that ignores ecx has one
+// entry for any subleaf. Kept small, so that it fits ld.so's padding
+// with the trampolines.
 func (r *recorder) cpuidTable() []patch.CpuidEntry {
 	want := map[[2]uint32]bool{}
 	maxBasic, _, _, _ := r.emulatedCpuid(0, 0)
 	maxExt, _, _, _ := r.emulatedCpuid(0x80000000, 0)
-	for leaf := uint32(0); leaf <= min(maxBasic, 0x20); leaf++ {
-		subs := uint32(2)
-		switch leaf {
-		case 4:
-			subs = 8
-		case 0xb, 0x1f:
-			subs = 4
-		case 0xd:
-			subs = 20
+	for _, k := range [][3]uint32{{0, 0, 1}, {4, 0, 5}, {7, 0, 2}, {0xd, 0, 2}, {0x14, 0, 1}, {0x19, 0, 1}, {0x8000001d, 0, 5}} {
+		max := maxBasic
+		if k[0] >= 0x80000000 {
+			max = maxExt
 		}
-		for sub := range subs {
-			want[[2]uint32{leaf, sub}] = true
+		for sub := k[1]; k[0] <= max && sub < k[2]; sub++ {
+			want[[2]uint32{k[0], sub}] = true
 		}
 	}
-	for leaf := uint32(0x80000000); leaf <= min(maxExt, 0x80000008); leaf++ {
-		want[[2]uint32{leaf, 0}] = true
-	}
-	if maxExt >= 0x8000001d {
-		for sub := range uint32(8) {
-			want[[2]uint32{0x8000001d, sub}] = true
-		}
-	}
-	for k := range r.cpuid {
+	for k := range r.cpuidTrapped {
 		want[k] = true
 	}
 	var out []patch.CpuidEntry

@@ -253,6 +253,10 @@ type recorder struct {
 	// cpuid caches the emulated cpuid results by leaf and subleaf when
 	// the recorder is bound to one CPU (they are then constant).
 	cpuid map[[2]uint32][4]uint32
+	// cpuidTrapped holds the leaves and subleaves of the cpuids emulated
+	// at a trap, which the lookup trampolines answer from then on
+	// (cpuidTable).
+	cpuidTrapped map[[2]uint32]bool
 	// diffBuf and diffWant are diffPages's read buffers, reused.
 	diffBuf, diffWant []byte
 	points            uint64                       // preemption points recorded
@@ -298,7 +302,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, sharers: map[int]bool{}, interruptedAt: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}, elfCode: map[codeKey]bool{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, sharers: map[int]bool{}, interruptedAt: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, cpuidTrapped: map[[2]uint32]bool{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}, elfCode: map[codeKey]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])

@@ -156,7 +156,9 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 		after[ptrace.RAX], after[ptrace.RDX], after[ptrace.RCX] = uint64(a), uint64(d), uint64(c)
 		after[ptrace.RIP] += 3
 	case code[0] == 0x0f && code[1] == 0xa2: // cpuid
-		a, b, c, d := r.emulatedCpuid(uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX]))
+		leaf, sub := uint32(regs[ptrace.RAX]), uint32(regs[ptrace.RCX])
+		a, b, c, d := r.emulatedCpuid(leaf, sub)
+		r.cpuidTrapped[[2]uint32{leaf, sub}] = true
 		after[ptrace.RAX], after[ptrace.RBX], after[ptrace.RCX], after[ptrace.RDX] = uint64(a), uint64(b), uint64(c), uint64(d)
 		after[ptrace.RIP] += 2
 	default:

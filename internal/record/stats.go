@@ -34,12 +34,13 @@ const (
 	phScan                 // scanning a file for sites (or reading the site cache)
 	phEmit                 // encoding and writing events
 	phPoint                // taking a preemption point (stepping to a site, checksums)
+	phCpuid                // planting cpuid trampolines at exec
 	nPhases
 )
 
 var phaseNames = [nPhases]string{"wait", "resume", "syscall entry", "syscall exit", "signal", "ptrace event",
 	"emulate rdtsc/cpuid", "exec snapshot", "file mmap", "shared-mapping check", "capture file",
-	"diff mapped pages", "patch sites", "scan sites", "emit events", "preemption point"}
+	"diff mapped pages", "patch sites", "scan sites", "emit events", "preemption point", "cpuid trampolines"}
 
 // PhaseStat is the count and total wall time of one phase.
 type PhaseStat struct {
