@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -171,9 +172,21 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	// The recorded content: the anonymous mappings' (writable until the
 	// next batch) and the differences of the file mappings from their
 	// files (patched sites, the partial page before the bss), written
-	// into them as a debugger writes.
+	// into them as a debugger writes: those in read-only file mappings
+	// (a hundred patched sites in ld.so and the executable) gathered
+	// into spans (WriteCode), the rest with process_vm_writev.
+	ro := map[int][]trace.MemWrite{} // by mapping, so that no span crosses into another
 	for _, w := range ev.Mem {
+		if i := slices.IndexFunc(ev.Maps, func(m trace.Mapping) bool { return w.Addr >= m.Start && w.Addr < m.End }); i >= 0 && files[i] != nil && ev.Maps[i].Prot&unix.PROT_WRITE == 0 && w.Addr+uint64(len(w.Data)) <= ev.Maps[i].End {
+			ro[i] = append(ro[i], w)
+			continue
+		}
 		if err := t.mem.WriteFast(w.Addr, w.Data); err != nil {
+			return fmt.Errorf("replay exec: %w", err)
+		}
+	}
+	for _, ws := range ro {
+		if err := t.mem.WriteCode(ws); err != nil {
 			return fmt.Errorf("replay exec: %w", err)
 		}
 	}
