@@ -59,18 +59,8 @@ func ScanCpuid(r io.ReaderAt) ([]CpuidSite, error) {
 	var out []CpuidSite
 	for s := range sections {
 		data := s.Data
-		upto := map[int]int{}
-		for _, c := range candidates(data) {
-			if data[c+1] != 0xa2 {
-				continue
-			}
-			start, _ := s.Func(c)
-			if c+1 > upto[start] {
-				upto[start] = c + 1
-			}
-		}
 		found := map[int]CpuidSite{}
-		for start, end := range upto {
+		for start, end := range cpuidFuncs(s) {
 			decodeCpuid(data, start, end, found)
 		}
 		offs := make([]int, 0, len(found))
@@ -85,6 +75,23 @@ func ScanCpuid(r io.ReaderAt) ([]CpuidSite, error) {
 		}
 	}
 	return out, nil
+}
+
+// cpuidFuncs returns, by the offset of their start in s, the functions of
+// s that hold a cpuid, each with the offset just past its last cpuid's
+// first byte: how far to decode.
+func cpuidFuncs(s *CodeSection) map[int]int {
+	upto := map[int]int{}
+	for _, c := range candidates(s.Data) {
+		if s.Data[c+1] != 0xa2 {
+			continue
+		}
+		start, _ := s.Func(c)
+		if c+1 > upto[start] {
+			upto[start] = c + 1
+		}
+	}
+	return upto
 }
 
 // decodeCpuid decodes [start, end) linearly and notes, by the offset of
@@ -233,19 +240,9 @@ func ScanCpuidRegs(r io.ReaderAt) ([]CpuidRegSite, error) {
 	var out []CpuidRegSite
 	for s := range sections {
 		data := s.Data
-		upto := map[int]int{}
-		for _, c := range candidates(data) {
-			if data[c+1] != 0xa2 {
-				continue
-			}
-			start, _ := s.Func(c)
-			if c+1 > upto[start] {
-				upto[start] = c + 1
-			}
-		}
 		constant := map[int]CpuidSite{}
 		found := map[int]CpuidRegSite{}
-		for start, end := range upto {
+		for start, end := range cpuidFuncs(s) {
 			decodeCpuid(data, start, end, constant)
 			decodeCpuidRegs(data, start, end, found)
 		}

@@ -65,25 +65,10 @@ func TestCpuidTrampoline(t *testing.T) {
 // ld.so's cpu-feature code has constant sites, each a mov before a cpuid
 // that Scan patches.
 func TestScanCpuidLdso(t *testing.T) {
-	const ldso = "/lib64/ld-linux-x86-64.so.2"
-	f, err := os.Open(ldso)
-	if err != nil {
-		t.Skip(err)
-	}
-	defer f.Close()
+	f, cpuids := ldsoCpuids(t)
 	sites, err := ScanCpuid(f)
 	if err != nil {
 		t.Fatal(err)
-	}
-	all, err := Scan(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpuids := map[uint64]bool{}
-	for _, s := range all {
-		if s.Kind == Cpuid {
-			cpuids[s.Off] = true
-		}
 	}
 	if len(sites) < 5 {
 		t.Fatalf("%d constant cpuid sites in %s", len(sites), ldso)
@@ -97,6 +82,29 @@ func TestScanCpuidLdso(t *testing.T) {
 			t.Errorf("site %+v: % x", s, b)
 		}
 	}
+}
+
+const ldso = "/lib64/ld-linux-x86-64.so.2"
+
+// ldsoCpuids opens ld.so (the test is skipped without it) and returns it
+// with the offsets of its cpuids (Scan's cpuid sites).
+func ldsoCpuids(t *testing.T) (*os.File, map[uint64]bool) {
+	f, err := os.Open(ldso)
+	if err != nil {
+		t.Skip(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	all, err := Scan(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpuids := map[uint64]bool{}
+	for _, s := range all {
+		if s.Kind == Cpuid {
+			cpuids[s.Off] = true
+		}
+	}
+	return f, cpuids
 }
 
 // CachedScan keeps each kind of scan apart.

@@ -17,12 +17,7 @@ import (
 // least 5 bytes ending at an int3 site's cpuid, none of them one of
 // ScanCpuid's constant sites.
 func TestScanCpuidRegsLdso(t *testing.T) {
-	const ldso = "/lib64/ld-linux-x86-64.so.2"
-	f, err := os.Open(ldso)
-	if err != nil {
-		t.Skip(err)
-	}
-	defer f.Close()
+	f, cpuids := ldsoCpuids(t)
 	regs, err := ScanCpuidRegs(f)
 	if err != nil {
 		t.Fatal(err)
@@ -30,16 +25,6 @@ func TestScanCpuidRegsLdso(t *testing.T) {
 	consts, err := ScanCpuid(f)
 	if err != nil {
 		t.Fatal(err)
-	}
-	all, err := Scan(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpuids := map[uint64]bool{}
-	for _, s := range all {
-		if s.Kind == Cpuid {
-			cpuids[s.Off] = true
-		}
 	}
 	for _, c := range consts {
 		delete(cpuids, c.Off+c.Len()-2)
