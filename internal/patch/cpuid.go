@@ -441,9 +441,17 @@ func CpuidRegTrampoline(t, site uint64, s *CpuidRegSite, lookup uint64) (code []
 	return code, ok
 }
 
+// cpuidRegOwn is the length of a CpuidRegTrampoline's own code (after
+// the displaced instructions): the red-zone step and call (10 bytes),
+// then the hit and miss paths (13 each).
+const cpuidRegOwn = 36
+
 // CpuidRegTrampolineMax bounds the length of a CpuidRegTrampoline (3
-// instructions of at most 15 bytes, 36 bytes of its own).
-const CpuidRegTrampolineMax = 45 + 36
+// instructions of at most 15 bytes, and its own code).
+const CpuidRegTrampolineMax = 45 + cpuidRegOwn
+
+// TrampolineLen is the length of the site's CpuidRegTrampoline.
+func (s *CpuidRegSite) TrampolineLen() uint64 { return uint64(len(s.Disp)) + cpuidRegOwn }
 
 // CpuidRegJump is what replaces the displaced instructions of s mapped at
 // site: a jump to the trampoline at t, then int3s.

@@ -92,7 +92,7 @@ func TestCpuidRegTrampolineRuns(t *testing.T) {
 	copy(blob, lookup)
 	copy(blob[fnAt:], fn)
 	tr, ok := CpuidRegTrampoline(trAt, fnAt+site.Off, site, 0)
-	if !ok || len(tr) > CpuidRegTrampolineMax {
+	if !ok || uint64(len(tr)) != site.TrampolineLen() || len(tr) > CpuidRegTrampolineMax {
 		t.Fatalf("trampoline: ok %v, %d bytes", ok, len(tr))
 	}
 	copy(blob[trAt:], tr)

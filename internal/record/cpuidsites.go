@@ -25,7 +25,7 @@ const cpuidSlot = 32
 // a fresh address space. For the mapped file holding most cpuid sites
 // (ld.so) it writes trampolines into the padding after the file's code in
 // its last page (patch.CodePadding) or, when they do not fit there, into
-// pages it maps just below the file:
+// a page it maps just below the file:
 //   - for a cpuid whose inputs are constants (patch.CpuidSite: most of
 //     the ~50 that ld.so runs in every process), one that loads the answer
 //     the recorder would have emulated (emulatedCpuid); the site's `mov
@@ -113,20 +113,20 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	}
 	// The space they take: the lookup routine and its table first (the
 	// trampolines call it), then the trampolines, each 16-byte aligned.
+	align := func(n uint64) uint64 { return (n + 15) &^ 15 }
 	var table []byte
-	nconst, regSize := 0, uint64(0)
+	var constSize, regSize uint64
 	for _, p := range plans {
 		if p.reg != nil {
-			regSize += (uint64(len(p.reg.Disp)) + patch.CpuidRegTrampolineMax - 45 + 15) &^ 15
+			regSize += align(p.reg.TrampolineLen())
 		} else {
-			nconst++
+			constSize += cpuidSlot
 		}
 	}
 	if regSize > 0 {
 		table = patch.CpuidLookup(r.cpuidTable())
-		regSize += (uint64(len(table)) + 15) &^ 15
+		regSize += align(uint64(len(table)))
 	}
-	constSize := uint64(nconst) * cpuidSlot
 	// The trampolines go into the padding after the file's code in its
 	// last page when they fit there and it reads as zeros (ld.so's has
 	// 3.8 KB): no system call, no new mapping; the looked-up ones only
@@ -257,13 +257,13 @@ func (r *recorder) cpuidTable() []patch.CpuidEntry {
 	want := map[[2]uint32]bool{}
 	maxBasic, _, _, _ := r.emulatedCpuid(0, 0)
 	maxExt, _, _, _ := r.emulatedCpuid(0x80000000, 0)
-	for _, k := range [][3]uint32{{0, 0, 1}, {4, 0, 5}, {7, 0, 2}, {0xd, 0, 2}, {0x14, 0, 1}, {0x19, 0, 1}, {0x8000001d, 0, 5}} {
+	for _, k := range []struct{ leaf, subs uint32 }{{0, 1}, {4, 5}, {7, 2}, {0xd, 2}, {0x14, 1}, {0x19, 1}, {0x8000001d, 5}} {
 		max := maxBasic
-		if k[0] >= 0x80000000 {
+		if k.leaf >= 0x80000000 {
 			max = maxExt
 		}
-		for sub := k[1]; k[0] <= max && sub < k[2]; sub++ {
-			want[[2]uint32{k[0], sub}] = true
+		for sub := uint32(0); k.leaf <= max && sub < k.subs; sub++ {
+			want[[2]uint32{k.leaf, sub}] = true
 		}
 	}
 	for k := range r.cpuidTrapped {
