@@ -11,6 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
@@ -25,6 +28,7 @@ type bufEvent struct {
 	rip   uint64
 	ret   int64
 	flags uint64
+	args  [6]uint64
 }
 
 // recordBuffered records bin with the syscall buffer on, checks that
@@ -80,6 +84,7 @@ func readBufEvents(t *testing.T, traceDir string) (trace.Header, []bufEvent) {
 		e := bufEvent{n: n, kind: ev.Kind, tid: ev.Tid, nr: ev.Sysno, ret: ev.Result, flags: ev.Flags}
 		if ev.Regs != nil {
 			e.rip = ev.Regs[ptrace.RIP]
+			e.args = ptrace.SyscallArgs(ev.Regs)
 		}
 		evs = append(evs, e)
 	}
@@ -569,6 +574,51 @@ func TestSyscallBufferQueries(t *testing.T) {
 	}
 	if n := buffered(evs, 16); n < want {
 		t.Errorf("%d buffered ioctl, want at least %d", n, want)
+	}
+}
+
+// The stub makes the anonymous, private, non-executable mmaps and the
+// mprotects, munmaps and madvises between other buffered calls, from
+// two threads, and replay makes them again at their events (each stops
+// there), then goes on placing the buffered calls after them.
+// Executable memory, PROT_EXEC added and MADV_FREE stay traced.
+func TestSyscallBufferMemoryCalls(t *testing.T) {
+	src := testdataC(t, "syscallbuf_memory_calls")
+	_, rec, evs := recordBuffered(t, cprog(t, "memcalls", src))
+	if !strings.Contains(string(rec.Stdout), "EXIT-SUCCESS") {
+		t.Fatalf("unexpected output:\n%v", rec)
+	}
+	// Two threads, 40 rounds each: an mmap, two mprotects and a munmap
+	// a round, and the madvises of rounds with more than one page.
+	for _, c := range []struct {
+		nr   int32
+		want int
+	}{{unix.SYS_MMAP, 80}, {unix.SYS_MPROTECT, 160}, {unix.SYS_MUNMAP, 80}, {unix.SYS_MADVISE, 100}} {
+		if n := buffered(evs, c.nr); n < c.want {
+			t.Errorf("%d buffered %s, want at least %d", n, linux.Name(int(c.nr)), c.want)
+		}
+	}
+	traced := map[string]int{}
+	for _, e := range evs {
+		if e.kind != trace.KindSyscallEntry {
+			continue
+		}
+		fromStub := e.rip == syscallbuf.SyscallRet
+		switch {
+		case e.nr == unix.SYS_MMAP && e.args[2]&unix.PROT_EXEC != 0, e.nr == unix.SYS_MPROTECT && e.args[2]&unix.PROT_EXEC != 0:
+			if fromStub {
+				t.Errorf("event %d: %s with PROT_EXEC buffered", e.n, linux.Name(int(e.nr)))
+			}
+			traced[linux.Name(int(e.nr))]++
+		case e.nr == unix.SYS_MADVISE && e.args[2] == unix.MADV_FREE:
+			if fromStub {
+				t.Errorf("event %d: madvise(MADV_FREE) buffered", e.n)
+			}
+			traced["madvise"]++
+		}
+	}
+	if traced["mmap"] == 0 || traced["mprotect"] == 0 || traced["madvise"] != 1 {
+		t.Errorf("traced calls %v: want the executable mmap, the mprotect adding PROT_EXEC and one MADV_FREE", traced)
 	}
 }
 

@@ -46,10 +46,14 @@ var syscallList = []Syscall{
 	{Nr: 6, Name: "lstat", Out: []OutParam{{Arg: 1, Size: Size{Kind: SizeFixed, N: sizeStat}}}},
 	{Nr: 7, Name: "poll", Custom: customPoll, MayBlock: true, Buffered: true},
 	{Nr: 8, Name: "lseek", Buffered: true},
-	{Nr: 9, Name: "mmap", Replay: Execute},
-	{Nr: 10, Name: "mprotect", Replay: Execute},
-	{Nr: 11, Name: "munmap", Replay: Execute},
-	{Nr: 12, Name: "brk", Replay: Execute},
+	// The stub buffers the anonymous, private, non-executable mmaps, the
+	// mprotects that add no PROT_EXEC, and munmap, brk and madvise (not
+	// MADV_FREE) outside its own mapping; replay makes them for real at
+	// their event (internal/replay prepare), as it does when they stop.
+	{Nr: 9, Name: "mmap", Replay: Execute, Buffered: true},
+	{Nr: 10, Name: "mprotect", Replay: Execute, Buffered: true},
+	{Nr: 11, Name: "munmap", Replay: Execute, Buffered: true},
+	{Nr: 12, Name: "brk", Replay: Execute, Buffered: true},
 	{Nr: 13, Name: "rt_sigaction", Out: []OutParam{{Arg: 2, Size: Size{Kind: SizeFixed, N: sizeSigaction}}}, Buffered: true}, // with an 8-byte sigset (stub_amd64.S)
 	{Nr: 14, Name: "rt_sigprocmask", Out: []OutParam{{Arg: 2, Size: Size{Kind: SizeArg, Arg: 3}}}},
 	{Nr: 15, Name: "rt_sigreturn", Replay: Execute},
@@ -65,7 +69,7 @@ var syscallList = []Syscall{
 	{Nr: 25, Name: "mremap", Replay: Execute},
 	{Nr: 26, Name: "msync"},
 	{Nr: 27, Name: "mincore", Custom: customMincore},
-	{Nr: 28, Name: "madvise", Entry: entryMadvise, Replay: Execute, ExecuteIf: madviseShapesMemory},
+	{Nr: 28, Name: "madvise", Entry: entryMadvise, Replay: Execute, ExecuteIf: madviseShapesMemory, Buffered: true},
 	{Nr: 29, Name: "shmget"},
 	// System V shared memory: the recorder refuses shmat, so shmdt never
 	// detaches anything replay would have to undo.

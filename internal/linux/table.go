@@ -89,8 +89,12 @@ type Syscall struct {
 	// stub decides, from the arguments, which of these calls it makes
 	// itself; stub_amd64.S must handle exactly these numbers). What the
 	// call writes must be what Out/Custom say, in at most one region,
-	// and it must not change the address space, the task tree or signal
-	// state. Recording and replay treat a buffered call as any other.
+	// and it must not change the task tree or signal state, nor the
+	// address space in a way the recorder must see at the call (file
+	// and executable mappings, its own mapping): the memory calls the
+	// stub makes are the ones replay makes again itself (Execute), at
+	// a stop per call. Recording and replay treat a buffered call as
+	// any other.
 	Buffered bool
 }
 

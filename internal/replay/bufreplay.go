@@ -60,13 +60,16 @@ const bufRunPiece = 512
 
 // bufPair tells whether entry and exit are one call drained from the
 // buffer that the stub can replay: no write to gorr's stdio to echo, no
-// checksum to take at its exit, at most the one output region.
+// checksum to take at its exit, at most the one output region, and not
+// a call replay makes for real (the buffered mmap, munmap, mprotect,
+// brk and madvise that change memory stop, as they do under ptrace).
 func bufPair(entry, exit *trace.Event) bool {
 	return entry != nil && exit != nil && entry.Kind == trace.KindSyscallEntry && entry.Flags == syscallbuf.EventFlag &&
 		entry.Regs != nil && entry.Regs[ptrace.RIP] == syscallbuf.SyscallRet && syscallbuf.IsBuffered(int(entry.Sysno)) &&
 		exit.Kind == trace.KindSyscallExit && exit.Tid == entry.Tid && exit.Sysno == entry.Sysno &&
 		exit.Flags == syscallbuf.EventFlag && exit.Checksum == 0 && len(exit.Maps) == 0 &&
-		(len(exit.Mem) == 0 || len(exit.Mem) == 1 && len(exit.Mem[0].Data) > 0)
+		(len(exit.Mem) == 0 || len(exit.Mem) == 1 && len(exit.Mem[0].Data) > 0) &&
+		!executes(int(entry.Sysno), ptrace.SyscallArgs(entry.Regs), exit)
 }
 
 // stopsAfterBufRun tells whether ev, a task's next event after a

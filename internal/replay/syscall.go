@@ -366,6 +366,9 @@ func (rp *replayer) syscallExit(ev *trace.Event) error {
 		if err := rp.finishExecuted(ev, t); err != nil {
 			return err
 		}
+		if ev.Flags&syscallbuf.EventFlag != 0 {
+			t.bufRec = syscallbuf.RecordLen(0) // a buffered memory call writes nothing
+		}
 	} else {
 		if err := rp.resizeShared(ev); err != nil {
 			return err

@@ -55,8 +55,8 @@ func TestParseAndEvents(t *testing.T) {
 	if _, err := parseAll(bad); err == nil {
 		t.Error("a record with a bad size parsed")
 	}
-	if _, err := parseAll(rec(9, 0, 0, nil)); err == nil {
-		t.Error("a record for mmap (not buffered) parsed")
+	if _, err := parseAll(rec(59, 0, 0, nil)); err == nil {
+		t.Error("a record for execve (not buffered) parsed")
 	}
 	if _, err := parseAll(buf[:100]); err == nil {
 		t.Error("a truncated record parsed")

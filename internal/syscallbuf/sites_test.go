@@ -236,8 +236,11 @@ func TestFilter(t *testing.T) {
 	if got := run(0, SyscallRet, x86_64); got != retAllow {
 		t.Errorf("read from the stub: 0x%x", got)
 	}
-	if got := run(9, SyscallRet, x86_64); got != retTrace {
+	if got := run(9, SyscallRet, x86_64); got != retAllow {
 		t.Errorf("mmap from the stub: 0x%x", got)
+	}
+	if got := run(59, SyscallRet, x86_64); got != retTrace {
+		t.Errorf("execve from the stub: 0x%x", got)
 	}
 	if got := run(0, SyscallRet+0x100000000, x86_64); got != retTrace {
 		t.Errorf("read elsewhere: 0x%x", got)

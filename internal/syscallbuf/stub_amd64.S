@@ -37,6 +37,10 @@
 	# threads at that system call instead of at an asynchronous point.
 	# Replayed calls (replay_left > 0) come first.
 	.set YIELD, HDR + 252
+	# gorr's own mapping (Base, Base+Size): the memory calls the stub
+	# makes must not touch it.
+	.set MAP_START, 0x70000000
+	.set MAP_END, 0x70110000
 	.text
 	.globl entry
 entry:
@@ -198,6 +202,50 @@ yield_jcc:
 	je max_epoll
 	cmp $281, %eax
 	je max_epoll
+	cmp $9, %eax
+	je max_mmap
+	cmp $10, %eax
+	je max_mprotect
+	cmp $11, %eax
+	je max_range
+	cmp $28, %eax
+	je max_madvise
+	cmp $12, %eax
+	je max_0
+	jmp traced
+max_mmap:
+	# Private anonymous memory, not executable: replay makes the call
+	# too, at the recorded address (internal/replay prepare). File
+	# mappings stay traced (the recorder captures the file), and so do
+	# shared and executable ones (the recorder scans executable code).
+	test $4, %dl
+	jnz traced
+	mov %r10d, %ecx
+	and $0x2f, %ecx
+	cmp $0x22, %ecx
+	jne traced
+	# Placed by the kernel, it cannot land on gorr's mapping.
+	test $0x100010, %r10d
+	jz max_0
+	jmp max_range
+max_mprotect:
+	# Adding PROT_EXEC stays traced (the recorder must scan the code).
+	test $4, %dl
+	jnz traced
+	jmp max_range
+max_madvise:
+	# MADV_FREE stays traced: the recorder answers it without the kernel.
+	cmp $8, %edx
+	je traced
+max_range:
+	# The range rdi..rdi+rsi must not reach gorr's own mapping.
+	cmp $MAP_END, %rdi
+	jae max_0
+	mov %rdi, %rcx
+	add %rsi, %rcx
+	jc traced
+	cmp $MAP_START, %rcx
+	jbe max_0
 	jmp traced
 max_read:
 	cmp $NBLOCKED, %edi

@@ -46,8 +46,9 @@ import (
 // rt_sigaction that sets an action traced; 8: the path-based xattr calls,
 // readlink(at) and the calls that change only names and metadata
 // (mkdir, unlink, rename, link, symlink, chmod, chown and their variants,
-// setxattr, removexattr) traced.
-const Layout = 9
+// setxattr, removexattr) traced; 9: mmap, mprotect, munmap, brk and
+// madvise traced.
+const Layout = 10
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
