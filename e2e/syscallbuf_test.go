@@ -575,6 +575,16 @@ func TestSyscallBufferQueries(t *testing.T) {
 	if n := buffered(evs, 16); n < want {
 		t.Errorf("%d buffered ioctl, want at least %d", n, want)
 	}
+	// getrlimit (prlimit64 without a new limit) twice; setrlimit stays
+	// traced.
+	if n := buffered(evs, unix.SYS_PRLIMIT64); n < 2 {
+		t.Errorf("%d buffered prlimit64, want at least 2", n)
+	}
+	for _, e := range evs {
+		if e.kind == trace.KindSyscallEntry && e.nr == unix.SYS_PRLIMIT64 && e.args[2] != 0 && e.rip == syscallbuf.SyscallRet {
+			t.Errorf("event %d: prlimit64 setting a limit was buffered", e.n)
+		}
+	}
 }
 
 // The stub makes the anonymous, private, non-executable mmaps and the

@@ -369,7 +369,7 @@ var syscallList = []Syscall{
 	{Nr: 299, Name: "recvmmsg", Custom: customRecvmmsg, MayBlock: true},
 	{Nr: 300, Name: "fanotify_init"},
 	{Nr: 301, Name: "fanotify_mark"},
-	{Nr: 302, Name: "prlimit64", Out: []OutParam{{Arg: 3, Size: Size{Kind: SizeFixed, N: sizeRlimit}}}, Replay: Execute, ExecuteIf: prlimitShapesMemory},
+	{Nr: 302, Name: "prlimit64", Out: []OutParam{{Arg: 3, Size: Size{Kind: SizeFixed, N: sizeRlimit}}}, Replay: Execute, ExecuteIf: prlimitShapesMemory, Buffered: true}, // queries only (stub_amd64.S)
 	{Nr: 303, Name: "name_to_handle_at", Custom: customNameToHandleAt},
 	{Nr: 304, Name: "open_by_handle_at", MayBlock: true},
 	{Nr: 305, Name: "clock_adjtime", Out: []OutParam{{Arg: 1, Size: Size{Kind: SizeFixed, N: sizeTimex}}}},

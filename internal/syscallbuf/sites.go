@@ -332,6 +332,9 @@ func decodeSites(data []byte, start, end int, sym bool, funcs, cands map[int]boo
 			prevNr = DynNr
 		case inst.Op == x86asm.MOV && !targets[pc] && !writesRAX(inst):
 			// A move into another register keeps eax's number.
+		case inst.Op == x86asm.XOR && !targets[pc] && inst.Args[0] == inst.Args[1] && !writesRAX(inst):
+			// So does zeroing another register (glibc's getrlimit:
+			// `mov $302, %eax; xor %edi, %edi; syscall`).
 		default:
 			prevNr = -1
 		}

@@ -212,7 +212,19 @@ yield_jcc:
 	je max_madvise
 	cmp $12, %eax
 	je max_0
+	cmp $302, %eax
+	je max_prlimit
 	jmp traced
+max_prlimit:
+	# prlimit64 without a new limit (getrlimit): the old one (16 bytes
+	# at r10) is the output. Setting a limit stays traced.
+	test %rdx, %rdx
+	jne traced
+	xor %ecx, %ecx
+	test %r10, %r10
+	je check
+	mov $16, %ecx
+	jmp check
 max_mmap:
 	# Private anonymous memory, not executable: replay makes the call
 	# too, at the recorded address (internal/replay prepare). File
@@ -503,6 +515,8 @@ sc_ret:
 	je out_ioctl
 	cmp $13, %edi
 	je out_sigaction
+	cmp $302, %edi
+	je out_prlimit
 	jmp copy
 out_count:
 	mov 24(%r11), %rsi
@@ -572,6 +586,12 @@ out_sigaction:
 	test %rsi, %rsi
 	je copy
 	mov $32, %ecx
+	jmp copy
+out_prlimit:
+	mov 40(%r11), %rsi
+	test %rsi, %rsi
+	je copy
+	mov $16, %ecx
 copy:
 	mov %rsi, 128(%r11)
 	mov %rcx, 136(%r11)

@@ -46,8 +46,8 @@ import (
 // rt_sigaction that sets an action traced; 8: the path-based xattr calls,
 // readlink(at) and the calls that change only names and metadata
 // (mkdir, unlink, rename, link, symlink, chmod, chown and their variants,
-// setxattr, removexattr) traced; 9: mmap, mprotect, munmap, brk and
-// madvise traced.
+// setxattr, removexattr) traced; 9: mmap, mprotect, munmap, brk,
+// madvise and prlimit64 traced.
 const Layout = 10
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT

@@ -1,4 +1,4 @@
-/* Tests the rt_sigaction calls the syscall buffer makes in-process (sets of random actions, then raised signals that must reach the handler set or be ignored, and queries that write the old action back) and ioctl TCGETS (tcgetattr, isatty) on a pseudo-terminal with random settings and on a pipe, beside tcsetattr, which stays traced. */
+/* Tests the rt_sigaction calls the syscall buffer makes in-process (sets of random actions, then raised signals that must reach the handler set or be ignored, and queries that write the old action back) and ioctl TCGETS (tcgetattr, isatty) on a pseudo-terminal with random settings and on a pipe, beside tcsetattr, which stays traced, and getrlimit (prlimit64 without a new limit) after a traced setrlimit of a random RLIMIT_CORE. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <termios.h>
 #include <unistd.h>
 
@@ -79,6 +80,17 @@ int main(void) {
   r = isatty(p[0]);
   e = errno;
   printf("pipe: isatty=%d %s\n", r, strerrorname_np(e));
+  /* getrlimit is a query (prlimit64 without a new limit), setrlimit
+   * stays traced; replay, which does not set RLIMIT_CORE, must write
+   * the queried value back. */
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_CORE, &rl)) return 1;
+  rlim_t want = rl.rlim_max == RLIM_INFINITY ? 4096u * (1 + rnd[24] % 200) : rl.rlim_max / (2 + rnd[24] % 5);
+  rl.rlim_cur = want;
+  if (setrlimit(RLIMIT_CORE, &rl)) return 1;
+  memset(&rl, 0, sizeof rl);
+  if (getrlimit(RLIMIT_CORE, &rl)) return 1;
+  printf("RLIMIT_CORE soft %llu (set %llu)\n", (unsigned long long)rl.rlim_cur, (unsigned long long)want);
   printf("pid %d token %02x%02x%02x%02x\n", getpid(), rnd[20], rnd[21], rnd[22], rnd[23]);
   printf("EXIT-SUCCESS\n");
   return 0;
