@@ -632,6 +632,39 @@ func TestSyscallBufferMemoryCalls(t *testing.T) {
 	}
 }
 
+// Writes to descriptors 0-2 that are not the recorder's stdout or stderr
+// (a pipe or /dev/null put there) are buffered, closes of them too;
+// every write that reaches the recorder's stdout after the descriptors
+// changed is traced, so replay reproduces the output (recordBuffered
+// compares it), also after a vfork child put the pipe on its own 1.
+func TestSyscallBufferStdioDescriptors(t *testing.T) {
+	src := testdataC(t, "syscallbuf_stdio_fds")
+	_, rec, evs := recordBuffered(t, cprog(t, "stdiofds", src))
+	if !strings.Contains(string(rec.Stdout), "EXIT-SUCCESS") {
+		t.Fatalf("unexpected output:\n%v", rec)
+	}
+	low := func(nr int32) (buf, traced int) {
+		for _, e := range evs {
+			if e.kind == trace.KindSyscallEntry && e.nr == nr && e.args[0] <= 2 {
+				if e.rip == syscallbuf.SyscallRet {
+					buf++
+				} else {
+					traced++
+				}
+			}
+		}
+		return buf, traced
+	}
+	// The five writes into the pipe and two of the three into /dev/null
+	// (the first after the reopen is traced).
+	if buf, traced := low(unix.SYS_WRITE); buf < 7 || traced < 8 {
+		t.Errorf("writes to fds 0-2: %d buffered (want at least 7), %d traced (want at least 8: every one to the recorder's stdio)", buf, traced)
+	}
+	if buf, traced := low(unix.SYS_CLOSE); buf < 2 || traced != 0 {
+		t.Errorf("closes of fds 0-2: %d buffered (want at least 2), %d traced", buf, traced)
+	}
+}
+
 // The calls that change only names and metadata and the path-based
 // queries (cp -a makes getxattr, llistxattr, setxattr, removexattr,
 // mkdirat and fchownat for every directory) are buffered, and replay

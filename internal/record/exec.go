@@ -45,7 +45,8 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	// covered by the int3s planted below (traps.go); gorr's own code,
 	// mapped next, has neither.
 	t.kern.cpuid = false
-	t.vmWith = 0 // an address space of its own now
+	t.vmWith = 0                  // an address space of its own now
+	delete(r.stdioShared, t.tgid) // and a descriptor table of its own
 	t.uncovered = !r.execCovered(t, maps)
 	if t.uncovered {
 		r.warnUntrappedTSC(t)

@@ -236,6 +236,13 @@ type recorder struct {
 	// shares the address space but not the thread group. sharedElsewhere
 	// reads the maps of these only; a process that has gone is dropped.
 	sharers map[int]bool
+	// stdioShared holds the processes that share their address space
+	// but not their descriptor table with another process, or the other
+	// way round (a vfork child until it execs, clone with CLONE_VM or
+	// CLONE_FILES alone): their buffer's HdrStdio bits say nothing of
+	// the other's descriptors, so the recorder never clears them there
+	// (stdioBits).
+	stdioShared map[int]bool
 	// interruptedAt holds the addresses where a handled signal
 	// interrupted a thread (any process: a superset of what replay
 	// tracks per address space). The handler's return, or the Go
@@ -302,7 +309,7 @@ func Record(opts Options) (*Result, error) {
 		sc = sched.NewChaos(50, opts.ChaosSeed)
 		rng = rand.New(rand.NewPCG(opts.ChaosSeed^0x5851f42d4c957f2d, opts.ChaosSeed))
 	}
-	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, sharers: map[int]bool{}, interruptedAt: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, cpuidTrapped: map[[2]uint32]bool{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}, elfCode: map[codeKey]bool{}}
+	r := &recorder{opts: opts, sched: sc, w: opts.Writer, tasks: map[int]*task{}, early: map[int]ptrace.Stop{}, xsaveSize: 8192, sites: map[string][]patch.Site{}, cpuidFiles: map[string]cpuidFile{}, sharedFiles: map[uint64]string{}, everShared: map[uint64]bool{}, sharers: map[int]bool{}, stdioShared: map[int]bool{}, interruptedAt: map[uint64]bool{}, captures: map[captureKey]capturedFile{}, cpuid: map[[2]uint32][4]uint32{}, cpuidTrapped: map[[2]uint32]bool{}, rng: rng, start: time.Now(), targets: map[string][]uint64{}, bufOn: opts.SyscallBuffer, bufSites: map[string][]syscallbuf.Site{}, sharedRels: map[string]bool{}, elfCode: map[codeKey]bool{}}
 	for i, f := range []*os.File{opts.Stdin, opts.Stdout, opts.Stderr} {
 		if f != nil {
 			_ = unix.Fstat(int(f.Fd()), &r.stdio[i])
@@ -1127,6 +1134,13 @@ func (r *recorder) onNewTask(parent *task, event int) error {
 		r.sharers[parent.tgid], r.sharers[ctid] = true, true
 	case r.sharers[parent.tgid]:
 		r.sharers[ctid] = true // a fork keeps MAP_SHARED mappings
+	}
+	if flags&unix.CLONE_THREAD == 0 && (flags&unix.CLONE_VM != 0) != (flags&unix.CLONE_FILES != 0) {
+		r.stdioShared[ctid] = true
+		if event != unix.PTRACE_EVENT_VFORK {
+			// (A vfork parent waits until its child execs or exits.)
+			r.stdioShared[parent.tgid] = true
+		}
 	}
 	if parent.buf != nil && flags&unix.CLONE_VM == 0 {
 		b := *parent.buf // a fork copies the buffer

@@ -442,11 +442,39 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 		}
 	case unix.SYS_WRITE, unix.SYS_WRITEV, unix.SYS_PWRITE64, unix.SYS_PWRITEV, unix.SYS_PWRITEV2:
 		if ret > 0 {
-			ev.Flags |= r.stdioFlag(t, int(int32(a[0])))
+			fd := int(int32(a[0]))
+			flag, _ := r.stdioFlagOpen(t, fd)
+			ev.Flags |= flag
+			if flag == 0 && fd >= 0 && fd <= 2 {
+				// Not the recorder's stdio: the stub may buffer its
+				// writes from now on.
+				if err := r.stdioBits(t, ev, 1<<fd, false); err != nil {
+					return err
+				}
+			}
 			if err := r.procMemWrite(t, a, ret); err != nil {
 				return err
 			}
 			return r.refreshSharedMaps(t, ev, int(int32(a[0])))
+		}
+	case unix.SYS_DUP2, unix.SYS_DUP3:
+		if ret >= 0 && ret <= 2 {
+			// Another file on that number: is it the recorder's stdio?
+			flag, _ := r.stdioFlagOpen(t, int(ret))
+			return r.stdioBits(t, ev, 1<<ret, flag != 0)
+		}
+	case unix.SYS_CLOSE:
+		if fd := int64(int32(a[0])); fd >= 0 && fd <= 2 {
+			return r.stdioBits(t, ev, 1<<fd, true)
+		}
+	case unix.SYS_CLOSE_RANGE:
+		const closeRangeCloexec = 4
+		if ret == 0 && a[2]&closeRangeCloexec == 0 && a[0] <= 2 && a[1] >= a[0] {
+			var mask uint32
+			for fd := a[0]; fd <= min(a[1], 2); fd++ {
+				mask |= 1 << fd
+			}
+			return r.stdioBits(t, ev, mask, true)
 		}
 	case unix.SYS_FTRUNCATE, unix.SYS_FALLOCATE, unix.SYS_SENDFILE:
 		return r.refreshSharedMaps(t, ev, int(int32(a[0])))
@@ -526,21 +554,27 @@ func (r *recorder) refreshOtherMaps(t *task, ino uint64) error {
 // stdioFlag says whether fd in the tracee is the recorder's own stdout or
 // stderr, whose output replay reproduces.
 func (r *recorder) stdioFlag(t *task, fd int) uint64 {
+	flag, _ := r.stdioFlagOpen(t, fd)
+	return flag
+}
+
+// stdioFlagOpen is stdioFlag, and whether fd is open.
+func (r *recorder) stdioFlagOpen(t *task, fd int) (uint64, bool) {
 	if fd < 0 {
-		return 0
+		return 0, false
 	}
 	var st unix.Stat_t
 	if unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, fd), &st) != nil {
-		return 0
+		return 0, false
 	}
 	same := func(o unix.Stat_t) bool { return o.Ino != 0 && o.Ino == st.Ino && o.Dev == st.Dev }
 	switch {
 	case same(r.stdio[1]):
-		return FlagStdout
+		return FlagStdout, true
 	case same(r.stdio[2]):
-		return FlagStderr
+		return FlagStderr, true
 	}
-	return 0
+	return 0, true
 }
 
 // exitNow lets a thread's exit complete before anything else runs, so the

@@ -47,6 +47,17 @@ func (r *recorder) setupBuf(t *task) ([]tracee.Map, error) {
 	if err := t.mem.WriteMem(syscallbuf.FprogAt, syscallbuf.Fprog()); err != nil {
 		return nil, err
 	}
+	// Writes to fds 0-2 are traced while they may be the recorder's
+	// stdout or stderr (or are closed: the number may become one).
+	var stdio [4]byte
+	for fd := 0; fd <= 2; fd++ {
+		if flag, open := r.stdioFlagOpen(t, fd); flag != 0 || !open {
+			stdio[0] |= 1 << fd
+		}
+	}
+	if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrStdio, stdio[:]); err != nil {
+		return nil, err
+	}
 	if !r.filterOn {
 		ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_SECCOMP, 1 /* SECCOMP_SET_MODE_FILTER */, 0, syscallbuf.FprogAt)
 		if err == nil && ret == -int64(unix.EACCES) {
@@ -223,8 +234,12 @@ func (r *recorder) drainBuf(t *task) error {
 		}
 		off = next
 		rec.EventsInto(int32(t.tid), &cur, entry, exit)
-		if (rec.Nr == unix.SYS_WRITE || rec.Nr == unix.SYS_PWRITE64) && rec.Ret > 0 {
-			exit.Flags |= r.stdioFlag(t, int(int32(rec.Regs[0])))
+		if fd := int(int32(rec.Regs[0])); (rec.Nr == unix.SYS_WRITE || rec.Nr == unix.SYS_PWRITE64) && rec.Ret > 0 && (fd < 0 || fd > 2) {
+			// (The stub buffers writes to fds 0-2 only once a traced
+			// write showed they are not the recorder's stdio, and
+			// traces them again after anything gives them another
+			// file: HdrStdio.)
+			exit.Flags |= r.stdioFlag(t, fd)
 		}
 		entry.Time, exit.Time = now, now
 		// (One frame for the two: trace.Writer.WriteCall.)
@@ -280,6 +295,34 @@ func (r *recorder) markTraced(t *task, ev *trace.Event, ret int64) error {
 		t.forceTrace = true
 	}
 	return r.setHdr(t, ev, syscallbuf.HdrTraced)
+}
+
+// stdioBits sets (on) or clears the HdrStdio bits in mask of t's buffer
+// at the exit event ev (made in the tracee now and by replay at that
+// event). Bits are cleared only in a process whose descriptors and
+// memory go together (stdioShared).
+func (r *recorder) stdioBits(t *task, ev *trace.Event, mask uint32, on bool) error {
+	if t.buf == nil || !t.buf.mapped || !on && r.stdioShared[t.tgid] {
+		return nil
+	}
+	var w [4]byte
+	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrStdio, w[:]); err != nil {
+		return r.lost(t, err)
+	}
+	old := binary.LittleEndian.Uint32(w[:])
+	v := old &^ mask
+	if on {
+		v = old | mask
+	}
+	if v == old {
+		return nil
+	}
+	b := binary.LittleEndian.AppendUint32(nil, v)
+	if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrStdio, b); err != nil {
+		return r.lost(t, err)
+	}
+	ev.Mem = append(ev.Mem, trace.MemWrite{Addr: syscallbuf.Hdr + syscallbuf.HdrStdio, Data: b})
+	return nil
 }
 
 // setHdr sets a header flag of t's buffer at the exit event ev (made in

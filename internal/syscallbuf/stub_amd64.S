@@ -11,7 +11,7 @@
 # else is made from traced_insn, which stops as usual.
 
 	.set HDR, 0x70010000
-	.set HDRLEN, 256
+	.set HDRLEN, 512
 	.set CAP, 0x100000 - HDRLEN
 	# Where the stub's own fstatfs writes (in the header, after its fields).
 	.set SCRATCH, HDR + 128
@@ -37,6 +37,12 @@
 	# threads at that system call instead of at an asynchronous point.
 	# Replayed calls (replay_left > 0) come first.
 	.set YIELD, HDR + 252
+	# A bit per descriptor 0-2 whose writes are traced: set by the
+	# recorder while the descriptor may be its own stdout or stderr
+	# (whose output replay reproduces), cleared by the recorder when a
+	# traced write shows it is not; a close through the stub sets it
+	# (what the number is given next is not known).
+	.set STDIO, HDR + 256
 	# gorr's own mapping (Base, Base+Size): the memory calls the stub
 	# makes must not touch it.
 	.set MAP_START, 0x70000000
@@ -295,10 +301,14 @@ max_tod:
 	mov $16, %ecx
 	jmp check
 max_write:
-	# write and pwrite64 of fds 0-2 stay traced: the recorder must see
-	# at the call whether they are its own stdout/stderr.
+	# write and pwrite64 of fds 0-2 stay traced while their STDIO bit
+	# is set: the recorder must see at the call whether they are its
+	# own stdout/stderr.
 	cmp $2, %edi
-	jbe traced
+	ja 1f
+	bt %edi, STDIO
+	jc traced
+1:
 	cmp $NBLOCKED, %edi
 	jae max_nowrites
 	bt %edi, BLOCKED
@@ -315,9 +325,11 @@ max_nowrites:
 	jne traced
 	jmp max_0
 max_close:
-	# So do closes of fds 0-2 (the recorder's own stdout/stderr).
+	# A close of fds 0-2 sets their STDIO bit.
 	cmp $2, %edi
-	jbe traced
+	ja 1f
+	bts %edi, STDIO
+1:
 	cmp $NBLOCKED, %edi
 	jae max_0
 	btr %edi, BLOCKED

@@ -49,6 +49,7 @@ func TestStubHeaderFields(t *testing.T) {
 		"BLOCKED_N": HdrBlockedN,
 		"SCRATCH":   128,
 		"YIELD":     HdrYield,
+		"STDIO":     HdrStdio,
 	}
 	got := map[string]int{}
 	for _, m := range regexp.MustCompile(`\.set (\w+), HDR \+ (\d+)`).FindAllStringSubmatch(string(src), -1) {
@@ -63,15 +64,15 @@ func TestStubHeaderFields(t *testing.T) {
 	// The fields must not overlap: the zero timespec stays zero, the
 	// bitmap (64 bytes) ends before the stub's fstatfs scratch (120
 	// bytes from 128), and the counter follows that.
-	for name, v := range map[string]uint64{"MAP_START": Base, "MAP_END": Base + Size} {
-		m := regexp.MustCompile(`\.set ` + name + `, (0x[0-9a-f]+)`).FindStringSubmatch(string(src))
+	for name, v := range map[string]uint64{"MAP_START": Base, "MAP_END": Base + Size, "HDRLEN": HdrLen} {
+		m := regexp.MustCompile(`\.set ` + name + `, (0x[0-9a-f]+|\d+)\n`).FindStringSubmatch(string(src))
 		if m == nil {
 			t.Errorf("stub sets no %s", name)
 		} else if got, _ := strconv.ParseUint(m[1], 0, 64); got != v {
 			t.Errorf("stub sets %s to %s, syscallbuf.go says 0x%x", name, m[1], v)
 		}
 	}
-	if HdrProbeArg+8 > HdrZeroTS || HdrZeroTS+16 > HdrBlocked || HdrBlocked+64 > 128 || 128+120 > HdrBlockedN || HdrBlockedN+4 > HdrYield || HdrYield+4 > HdrLen {
+	if HdrProbeArg+8 > HdrZeroTS || HdrZeroTS+16 > HdrBlocked || HdrBlocked+64 > 128 || 128+120 > HdrBlockedN || HdrBlockedN+4 > HdrYield || HdrYield+4 > HdrStdio || HdrStdio+4 > HdrLen {
 		t.Errorf("header fields overlap")
 	}
 }

@@ -47,7 +47,8 @@ import (
 // readlink(at) and the calls that change only names and metadata
 // (mkdir, unlink, rename, link, symlink, chmod, chown and their variants,
 // setxattr, removexattr) traced; 9: mmap, mprotect, munmap, brk,
-// madvise and prlimit64 traced.
+// madvise and prlimit64 traced, write, pwrite64 and close of fds 0-2
+// always traced (no HdrStdio), a 256-byte header.
 const Layout = 10
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
@@ -136,7 +137,17 @@ const (
 	HdrYield = 252
 	// Hdr+128..Hdr+248 is where the stub's own fstatfs of a descriptor
 	// it opened for writing writes (stub_amd64.S, opened).
-	HdrLen = 256 // records start at Hdr+HdrLen
+	//
+	// HdrStdio (u32) has a bit per descriptor 0-2 whose write and
+	// pwrite64 calls the stub traces: set by the recorder while the
+	// descriptor may be its own stdout or stderr (their output is
+	// echoed in replay, which needs the stop), cleared by the recorder
+	// when a traced write shows that it is not; a close through the
+	// stub sets it (the number may be given to another file next), and
+	// so does the recorder after dup2, dup3, close_range and traced
+	// closes onto those numbers.
+	HdrStdio = 256
+	HdrLen   = 512 // records start at Hdr+HdrLen
 
 	recHdr = 144 // record header; the written bytes follow
 )
