@@ -10,7 +10,7 @@ import "sync"
 
 const (
 	prefetchBatch = 256 // events a batch holds
-	prefetchDepth = 32  // batches decoded ahead
+	prefetchDepth = 4   // batches decoded ahead
 )
 
 // batch is events decoded in a row: start is the Mark before the first
