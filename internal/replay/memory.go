@@ -96,15 +96,21 @@ func mapFlags(m *trace.Mapping) uint64 {
 // syscall instruction at sc (the placeholder, readable, holds the path
 // while openat reads it).
 func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
-	path, oflag, err := rp.mapTarget(m)
+	fd, off, ok, err := rp.packed(t, m)
 	if err != nil {
 		return err
 	}
-	fd, err := rp.openIn(t, sc, m, path, oflag)
-	if err != nil {
-		return err
+	if !ok {
+		path, oflag, err := rp.mapTarget(m)
+		if err != nil {
+			return err
+		}
+		if fd, err = rp.openIn(t, sc, m, path, oflag); err != nil {
+			return err
+		}
+		off = m.Offset
 	}
-	ret, _, err := tracee.Inject(t.real, sc, unix.SYS_MMAP, m.Start, m.End-m.Start, uint64(m.Prot), mapFlags(m), uint64(fd), m.Offset)
+	ret, _, err := tracee.Inject(t.real, sc, unix.SYS_MMAP, m.Start, m.End-m.Start, uint64(m.Prot), mapFlags(m), uint64(fd), off)
 	if err == nil && uint64(ret) != m.Start {
 		err = fmt.Errorf("mmap returned 0x%x", uint64(ret))
 	}

@@ -185,11 +185,20 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		prot := a[2]
 		if fileBacked(out) {
 			m := out.Maps[0]
+			fd, off, ok, err := rp.packed(t, &m)
+			if err != nil {
+				return err
+			}
+			if ok {
+				ptrace.SetSyscallArgs(&r, [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot), mapFlags(&m), uint64(fd), off})
+				t.rewritten, t.mappedFile = true, true
+				break
+			}
 			path, oflag, err := rp.mapTarget(&m)
 			if err != nil {
 				return err
 			}
-			fd, ok := rp.openedIn(t, path, oflag)
+			fd, ok = rp.openedIn(t, path, oflag)
 			if !ok {
 				if fd, ok, err = rp.openAtEntry(t, path, oflag); err != nil {
 					return err

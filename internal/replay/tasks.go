@@ -3,6 +3,7 @@ package replay
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"syscall"
@@ -22,6 +23,9 @@ func (rp *replayer) exec(ev *trace.Event) error {
 	if len(rp.tasks) == 0 {
 		// The initial process: start the stub under ptrace.
 		cmd := exec.Cmd{Path: rp.stub, Args: []string{rp.stub}, SysProcAttr: &syscall.SysProcAttr{Ptrace: true}}
+		if rp.opts.Pack != nil {
+			cmd.ExtraFiles = []*os.File{rp.opts.Pack.ro} // packFd
+		}
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("start replay: %w", err)
 		}
@@ -84,10 +88,19 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 		open  int // index of the openat in the first batch, or -1
 	}
 	files := make([]*fileMap, len(ev.Maps))
+	offs := make([]uint64, len(ev.Maps)) // the file offset each maps
 	var paths []byte
 	byPath := map[string]*fileMap{}
+	packed := &fileMap{fd: packFd, open: -1}
 	for i, m := range ev.Maps {
+		offs[i] = m.Offset
 		if m.File == "" || m.Flags&unix.MAP_SHARED != 0 {
+			continue
+		}
+		if _, off, ok, err := rp.packed(t, &ev.Maps[i]); err != nil {
+			return err
+		} else if ok {
+			files[i], offs[i] = packed, off
 			continue
 		}
 		path, oflag, err := rp.mapTarget(&ev.Maps[i])
@@ -143,7 +156,7 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	}
 	for i, m := range ev.Maps {
 		if f := files[i]; f != nil {
-			c := tracee.Call{Nr: unix.SYS_MMAP, Args: [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot), mapFlags(&ev.Maps[i]), uint64(f.fd), m.Offset}}
+			c := tracee.Call{Nr: unix.SYS_MMAP, Args: [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot), mapFlags(&ev.Maps[i]), uint64(f.fd), offs[i]}}
 			if f.open >= 0 {
 				c.FdOf = f.open + 1
 			}

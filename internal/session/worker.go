@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/gorr-debugger/gorr/internal/replay"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
@@ -19,6 +20,7 @@ type ptraceWorker struct {
 	done chan struct{}
 	tmp  string // holds the replay stub
 	stub string
+	pack *replay.FilePack // the files the runs map privately, in tmp
 }
 
 func newPtraceWorker(bindCPU int) (*ptraceWorker, error) {
@@ -36,7 +38,9 @@ func newPtraceWorker(bindCPU int) (*ptraceWorker, error) {
 		}
 		var err error
 		if w.tmp, err = os.MkdirTemp("", "gorr-replay-"); err == nil {
-			w.stub, err = tracee.WriteStub(w.tmp)
+			if w.stub, err = tracee.WriteStub(w.tmp); err == nil {
+				w.pack, err = replay.NewFilePack(w.tmp)
+			}
 		}
 		ready <- err
 		if err != nil {
@@ -69,5 +73,6 @@ func (w *ptraceWorker) start(f func()) { w.jobs <- f }
 func (w *ptraceWorker) stop() {
 	close(w.jobs)
 	<-w.done
+	w.pack.Close()
 	os.RemoveAll(w.tmp)
 }

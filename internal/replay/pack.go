@@ -1,0 +1,164 @@
+package replay
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/trace"
+)
+
+// The pack: replay maps a captured file privately (libc, a locale file)
+// through a descriptor of the file open in the tracee. A process that
+// has none (a new cat maps a dozen locale files its parent never
+// opened) had to open it first, two stops more per file (openAtEntry).
+// Instead the files mapped privately are copied, as they are first
+// mapped, into one file, the pack, at page-aligned offsets with a page
+// of hole between two files (so that the kernel never merges mappings
+// of two files into one); the first replayed process inherits a
+// descriptor of the pack (packFd) from gorr, and every other replayed
+// process inherits it from its parent (the program's own descriptors are
+// emulated in replay, so none of its calls closes it). A file is then
+// mapped from the pack at its offset there plus the recorded offset:
+// the same bytes at the same addresses. The names /proc/PID/maps shows
+// are the recorded ones (session.ProcMaps renames every line). Files
+// that replay keeps a writable copy of (needsCopy) are never packed.
+
+// packFd is the pack's descriptor number in every replayed process (the
+// first of exec.Cmd's ExtraFiles).
+const packFd = 3
+
+// FilePack is the pack of a replay, or of the runs of a debugging
+// session (Options.Pack).
+type FilePack struct {
+	f    *os.File // read and written by gorr
+	ro   *os.File // what the first tracee inherits
+	name string   // what /proc/PID/fd/packFd shows of it
+	off  map[string]uint64
+	size uint64
+}
+
+// NewFilePack creates an empty pack in dir; Close removes nothing (dir
+// is the caller's).
+func NewFilePack(dir string) (*FilePack, error) {
+	name := filepath.Join(dir, "pack")
+	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("replay: create the file pack: %w", err)
+	}
+	ro, err := os.Open(name)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("replay: open the file pack: %w", err)
+	}
+	real, err := filepath.EvalSymlinks(name)
+	if err != nil {
+		real = name
+	}
+	return &FilePack{f: f, ro: ro, name: real, off: map[string]uint64{}}, nil
+}
+
+// Close closes the pack's descriptors.
+func (p *FilePack) Close() {
+	if p != nil {
+		p.f.Close()
+		p.ro.Close()
+	}
+}
+
+// offset returns where the captured file rel (at path) starts in the
+// pack, copying it in the first time.
+func (p *FilePack) offset(rel, path string) (uint64, error) {
+	if off, ok := p.off[rel]; ok {
+		return off, nil
+	}
+	src, err := os.Open(path)
+	if err != nil {
+		return 0, fmt.Errorf("replay: pack %s: %w", rel, err)
+	}
+	defer src.Close()
+	st, err := src.Stat()
+	if err != nil {
+		return 0, fmt.Errorf("replay: pack %s: %w", rel, err)
+	}
+	off := p.size
+	if err := copyInto(p.f, off, src, st.Size()); err != nil {
+		return 0, fmt.Errorf("replay: pack %s: %w", rel, err)
+	}
+	// The file's last page, then a page of hole.
+	p.size = off + pageUp(uint64(st.Size())) + pageSize
+	p.off[rel] = off
+	return off, nil
+}
+
+// copyInto copies n bytes of src, from its start, into dst at off.
+func copyInto(dst *os.File, off uint64, src *os.File, n int64) error {
+	in, out := int64(0), int64(off)
+	for in < n {
+		k, err := unix.CopyFileRange(int(src.Fd()), &in, int(dst.Fd()), &out, int(n-in), 0)
+		if err != nil {
+			if errors.Is(err, syscall.EXDEV) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.EOPNOTSUPP) {
+				return copyPlain(dst, out, src, in, n)
+			}
+			return err
+		}
+		if k == 0 {
+			return fmt.Errorf("copy stopped at %d of %d bytes", in, n)
+		}
+	}
+	return nil
+}
+
+// copyPlain copies src's bytes [in, n) to dst at out, by reads and writes.
+func copyPlain(dst *os.File, out int64, src *os.File, in, n int64) error {
+	buf := make([]byte, 1<<20)
+	for in < n {
+		k, err := src.ReadAt(buf[:min(int64(len(buf)), n-in)], in)
+		if k > 0 {
+			if _, werr := dst.WriteAt(buf[:k], out); werr != nil {
+				return werr
+			}
+			in += int64(k)
+			out += int64(k)
+		}
+		if err != nil && in < n {
+			return err
+		}
+	}
+	return nil
+}
+
+// packed tells how t's process maps m from the pack: the descriptor and
+// the offset in it. ok is false when m's file is not packed (shared, or
+// a file replay keeps a copy of) or the process has no pack.
+func (rp *replayer) packed(t *rtask, m *trace.Mapping) (fd int64, off uint64, ok bool, err error) {
+	if rp.opts.Pack == nil || m.File == "" {
+		return 0, 0, false, nil
+	}
+	path := rp.opts.Reader.Path(m.File)
+	if m.Flags&unix.MAP_SHARED != 0 || rp.needsCopy(m, path) || !rp.hasPack(t) {
+		return 0, 0, false, nil
+	}
+	base, err := rp.opts.Pack.offset(m.File, path)
+	if err != nil {
+		return 0, 0, false, err
+	}
+	return packFd, base + m.Offset, true, nil
+}
+
+// hasPack tells whether t's process has the pack as packFd (checked
+// once per address space: every replayed process inherits it).
+func (rp *replayer) hasPack(t *rtask) bool {
+	if t.proc.pack == 0 {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.real, packFd))
+		t.proc.pack = -1
+		if link == rp.opts.Pack.name {
+			t.proc.pack = 1
+		}
+	}
+	return t.proc.pack > 0
+}

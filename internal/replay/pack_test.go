@@ -1,0 +1,54 @@
+package replay
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Files are packed at page-aligned offsets, a page of hole apart, once
+// each, with their bytes intact and zeros after their ends.
+func TestFilePackOffsets(t *testing.T) {
+	dir := t.TempDir()
+	p, err := NewFilePack(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	a := bytes.Repeat([]byte("a"), 5000)
+	b := bytes.Repeat([]byte("b"), 4096)
+	for name, data := range map[string][]byte{"a": a, "b": b} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	offA, err := p.offset("files/a", filepath.Join(dir, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	offB, err := p.offset("files/b", filepath.Join(dir, "b"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := p.offset("files/a", filepath.Join(dir, "a"))
+	if err != nil || again != offA {
+		t.Fatalf("second offset of a: %d, %v; want %d", again, err, offA)
+	}
+	if offA != 0 || offB != 3*pageSize {
+		t.Fatalf("offsets %d, %d; want 0 and %d (two pages of a, one of hole)", offA, offB, 3*pageSize)
+	}
+	got, err := os.ReadFile(filepath.Join(dir, "pack"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got[:len(a)], a) || !bytes.Equal(got[offB:offB+uint64(len(b))], b) {
+		t.Fatal("packed bytes differ from the files")
+	}
+	if tail := got[len(a):offB]; !bytes.Equal(tail, make([]byte, len(tail))) {
+		t.Fatal("bytes after a's end are not zero")
+	}
+	if _, err := p.offset("files/c", filepath.Join(dir, "missing")); err == nil {
+		t.Fatal("packing a missing file did not fail")
+	}
+}
