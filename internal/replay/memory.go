@@ -96,7 +96,7 @@ func mapFlags(m *trace.Mapping) uint64 {
 // syscall instruction at sc (the placeholder, readable, holds the path
 // while openat reads it).
 func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
-	fd, off, ok, err := rp.packed(t, m)
+	fd, off, ok, err := rp.bundled(t, m)
 	if err != nil {
 		return err
 	}

@@ -33,9 +33,9 @@ type Options struct {
 	// Tamper, if set, may modify each event before it is replayed (tests
 	// use it to provoke a divergence).
 	Tamper func(n uint64, ev *trace.Event)
-	// Pack, if set, holds the files the replayed processes map privately
-	// (pack.go): the engines of one debugging session share it.
-	Pack *FilePack
+	// Bundle, if set, holds the files the replayed processes map privately
+	// (bundle.go): the engines of one debugging session share it.
+	Bundle *FileBundle
 }
 
 // Result summarises a replay.
@@ -135,9 +135,9 @@ type rproc struct {
 	// trace.TrapsAfter); each thread is set so before its next event
 	// (armTraps).
 	trap bool
-	// pack: 1 if the process has the file pack as packFd, -1 if not, 0
-	// not known yet (hasPack).
-	pack int8
+	// bundle: 1 if the process has the file bundle as bundleFd, -1 if not, 0
+	// not known yet (hasBundle).
+	bundle int8
 }
 
 // clone copies p for a new address space (fork, a frozen copy).
@@ -214,11 +214,11 @@ func Replay(opts Options) (*Result, error) {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
-	if opts.Pack == nil {
-		if opts.Pack, err = NewFilePack(tmp); err != nil {
+	if opts.Bundle == nil {
+		if opts.Bundle, err = NewFileBundle(tmp); err != nil {
 			return nil, err
 		}
-		defer opts.Pack.Close()
+		defer opts.Bundle.Close()
 	}
 	rp := &replayer{opts: opts, q: newQueue(opts.Reader), tasks: map[int32]*rtask{}, early: map[int]ptrace.Stop{}}
 	if rp.stub, err = tracee.WriteStub(tmp); err != nil {

@@ -185,7 +185,7 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		prot := a[2]
 		if fileBacked(out) {
 			m := out.Maps[0]
-			fd, off, ok, err := rp.packed(t, &m)
+			fd, off, ok, err := rp.bundled(t, &m)
 			if err != nil {
 				return err
 			}

@@ -23,8 +23,8 @@ func (rp *replayer) exec(ev *trace.Event) error {
 	if len(rp.tasks) == 0 {
 		// The initial process: start the stub under ptrace.
 		cmd := exec.Cmd{Path: rp.stub, Args: []string{rp.stub}, SysProcAttr: &syscall.SysProcAttr{Ptrace: true}}
-		if rp.opts.Pack != nil {
-			cmd.ExtraFiles = []*os.File{rp.opts.Pack.ro} // packFd
+		if rp.opts.Bundle != nil {
+			cmd.ExtraFiles = []*os.File{rp.opts.Bundle.ro} // bundleFd
 		}
 		if err := cmd.Start(); err != nil {
 			return fmt.Errorf("start replay: %w", err)
@@ -91,16 +91,16 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	offs := make([]uint64, len(ev.Maps)) // the file offset each maps
 	var paths []byte
 	byPath := map[string]*fileMap{}
-	packed := &fileMap{fd: packFd, open: -1}
+	bundled := &fileMap{fd: bundleFd, open: -1}
 	for i, m := range ev.Maps {
 		offs[i] = m.Offset
 		if m.File == "" || m.Flags&unix.MAP_SHARED != 0 {
 			continue
 		}
-		if _, off, ok, err := rp.packed(t, &ev.Maps[i]); err != nil {
+		if _, off, ok, err := rp.bundled(t, &ev.Maps[i]); err != nil {
 			return err
 		} else if ok {
-			files[i], offs[i] = packed, off
+			files[i], offs[i] = bundled, off
 			continue
 		}
 		path, oflag, err := rp.mapTarget(&ev.Maps[i])

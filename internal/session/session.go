@@ -219,7 +219,7 @@ func (s *Session) startRunFrom(g *goal, sn *snapshot) (DebugStop, error) {
 	opts.Reader = rd
 	d := &driver{opts: opts, r: r, snaps: s.snaps, bps: map[uint64]byte{}, user: map[uint64]bool{}, ever: map[uint64]bool{}, hits: map[hitKey]int{}, goal: g,
 		interrupt: &s.interrupt, maps: s.mapEv, procExe: map[int32]string{}, procExeName: map[int32]string{}, procAuxv: map[int32][]byte{}}
-	opts.Options.Pack = s.w.pack
+	opts.Options.Bundle = s.w.bundle
 	d.e = replay.NewEngine(opts.Options, s.w.stub, s.shown)
 	for a := range s.user {
 		d.user[a] = true

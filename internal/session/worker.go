@@ -16,11 +16,11 @@ import (
 // tracee is traced by a thread, not a process, so processes forked in
 // one run can only be driven by the next run if both run here.
 type ptraceWorker struct {
-	jobs chan func()
-	done chan struct{}
-	tmp  string // holds the replay stub
-	stub string
-	pack *replay.FilePack // the files the runs map privately, in tmp
+	jobs   chan func()
+	done   chan struct{}
+	tmp    string // holds the replay stub
+	stub   string
+	bundle *replay.FileBundle // the files the runs map privately, in tmp
 }
 
 func newPtraceWorker(bindCPU int) (*ptraceWorker, error) {
@@ -39,7 +39,7 @@ func newPtraceWorker(bindCPU int) (*ptraceWorker, error) {
 		var err error
 		if w.tmp, err = os.MkdirTemp("", "gorr-replay-"); err == nil {
 			if w.stub, err = tracee.WriteStub(w.tmp); err == nil {
-				w.pack, err = replay.NewFilePack(w.tmp)
+				w.bundle, err = replay.NewFileBundle(w.tmp)
 			}
 		}
 		ready <- err
@@ -73,6 +73,6 @@ func (w *ptraceWorker) start(f func()) { w.jobs <- f }
 func (w *ptraceWorker) stop() {
 	close(w.jobs)
 	<-w.done
-	w.pack.Close()
+	w.bundle.Close()
 	os.RemoveAll(w.tmp)
 }

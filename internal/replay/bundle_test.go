@@ -7,11 +7,11 @@ import (
 	"testing"
 )
 
-// Files are packed at page-aligned offsets, a page of hole apart, once
+// Files are bundled at page-aligned offsets, a page of hole apart, once
 // each, with their bytes intact and zeros after their ends.
-func TestFilePackOffsets(t *testing.T) {
+func TestFileBundleOffsets(t *testing.T) {
 	dir := t.TempDir()
-	p, err := NewFilePack(dir)
+	p, err := NewFileBundle(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,17 +38,17 @@ func TestFilePackOffsets(t *testing.T) {
 	if offA != 0 || offB != 3*pageSize {
 		t.Fatalf("offsets %d, %d; want 0 and %d (two pages of a, one of hole)", offA, offB, 3*pageSize)
 	}
-	got, err := os.ReadFile(filepath.Join(dir, "pack"))
+	got, err := os.ReadFile(filepath.Join(dir, "bundle"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got[:len(a)], a) || !bytes.Equal(got[offB:offB+uint64(len(b))], b) {
-		t.Fatal("packed bytes differ from the files")
+		t.Fatal("bundled bytes differ from the files")
 	}
 	if tail := got[len(a):offB]; !bytes.Equal(tail, make([]byte, len(tail))) {
 		t.Fatal("bytes after a's end are not zero")
 	}
 	if _, err := p.offset("files/c", filepath.Join(dir, "missing")); err == nil {
-		t.Fatal("packing a missing file did not fail")
+		t.Fatal("bundling a missing file did not fail")
 	}
 }

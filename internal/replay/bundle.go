@@ -12,58 +12,58 @@ import (
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// The pack: replay maps a captured file privately (libc, a locale file)
+// The bundle: replay maps a captured file privately (libc, a locale file)
 // through a descriptor of the file open in the tracee. A process that
 // has none (a new cat maps a dozen locale files its parent never
 // opened) had to open it first, two stops more per file (openAtEntry).
 // Instead the files mapped privately are copied, as they are first
-// mapped, into one file, the pack, at page-aligned offsets with a page
+// mapped, into one file, the bundle, at page-aligned offsets with a page
 // of hole between two files (so that the kernel never merges mappings
 // of two files into one); the first replayed process inherits a
-// descriptor of the pack (packFd) from gorr, and every other replayed
+// descriptor of the bundle (bundleFd) from gorr, and every other replayed
 // process inherits it from its parent (the program's own descriptors are
 // emulated in replay, so none of its calls closes it). A file is then
-// mapped from the pack at its offset there plus the recorded offset:
+// mapped from the bundle at its offset there plus the recorded offset:
 // the same bytes at the same addresses. The names /proc/PID/maps shows
 // are the recorded ones (session.ProcMaps renames every line). Files
-// that replay keeps a writable copy of (needsCopy) are never packed.
+// that replay keeps a writable copy of (needsCopy) are never bundled.
 
-// packFd is the pack's descriptor number in every replayed process (the
+// bundleFd is the bundle's descriptor number in every replayed process (the
 // first of exec.Cmd's ExtraFiles).
-const packFd = 3
+const bundleFd = 3
 
-// FilePack is the pack of a replay, or of the runs of a debugging
-// session (Options.Pack).
-type FilePack struct {
+// FileBundle is the bundle of a replay, or of the runs of a debugging
+// session (Options.Bundle).
+type FileBundle struct {
 	f    *os.File // read and written by gorr
 	ro   *os.File // what the first tracee inherits
-	name string   // what /proc/PID/fd/packFd shows of it
+	name string   // what /proc/PID/fd/bundleFd shows of it
 	off  map[string]uint64
 	size uint64
 }
 
-// NewFilePack creates an empty pack in dir; Close removes nothing (dir
+// NewFileBundle creates an empty bundle in dir; Close removes nothing (dir
 // is the caller's).
-func NewFilePack(dir string) (*FilePack, error) {
-	name := filepath.Join(dir, "pack")
+func NewFileBundle(dir string) (*FileBundle, error) {
+	name := filepath.Join(dir, "bundle")
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("replay: create the file pack: %w", err)
+		return nil, fmt.Errorf("replay: create the file bundle: %w", err)
 	}
 	ro, err := os.Open(name)
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("replay: open the file pack: %w", err)
+		return nil, fmt.Errorf("replay: open the file bundle: %w", err)
 	}
 	real, err := filepath.EvalSymlinks(name)
 	if err != nil {
 		real = name
 	}
-	return &FilePack{f: f, ro: ro, name: real, off: map[string]uint64{}}, nil
+	return &FileBundle{f: f, ro: ro, name: real, off: map[string]uint64{}}, nil
 }
 
-// Close closes the pack's descriptors.
-func (p *FilePack) Close() {
+// Close closes the bundle's descriptors.
+func (p *FileBundle) Close() {
 	if p != nil {
 		p.f.Close()
 		p.ro.Close()
@@ -71,23 +71,23 @@ func (p *FilePack) Close() {
 }
 
 // offset returns where the captured file rel (at path) starts in the
-// pack, copying it in the first time.
-func (p *FilePack) offset(rel, path string) (uint64, error) {
+// bundle, copying it in the first time.
+func (p *FileBundle) offset(rel, path string) (uint64, error) {
 	if off, ok := p.off[rel]; ok {
 		return off, nil
 	}
 	src, err := os.Open(path)
 	if err != nil {
-		return 0, fmt.Errorf("replay: pack %s: %w", rel, err)
+		return 0, fmt.Errorf("replay: bundle %s: %w", rel, err)
 	}
 	defer src.Close()
 	st, err := src.Stat()
 	if err != nil {
-		return 0, fmt.Errorf("replay: pack %s: %w", rel, err)
+		return 0, fmt.Errorf("replay: bundle %s: %w", rel, err)
 	}
 	off := p.size
 	if err := copyInto(p.f, off, src, st.Size()); err != nil {
-		return 0, fmt.Errorf("replay: pack %s: %w", rel, err)
+		return 0, fmt.Errorf("replay: bundle %s: %w", rel, err)
 	}
 	// The file's last page, then a page of hole.
 	p.size = off + pageUp(uint64(st.Size())) + pageSize
@@ -132,33 +132,33 @@ func copyPlain(dst *os.File, out int64, src *os.File, in, n int64) error {
 	return nil
 }
 
-// packed tells how t's process maps m from the pack: the descriptor and
-// the offset in it. ok is false when m's file is not packed (shared, or
-// a file replay keeps a copy of) or the process has no pack.
-func (rp *replayer) packed(t *rtask, m *trace.Mapping) (fd int64, off uint64, ok bool, err error) {
-	if rp.opts.Pack == nil || m.File == "" {
+// bundled tells how t's process maps m from the bundle: the descriptor and
+// the offset in it. ok is false when m's file is not bundled (shared, or
+// a file replay keeps a copy of) or the process has no bundle.
+func (rp *replayer) bundled(t *rtask, m *trace.Mapping) (fd int64, off uint64, ok bool, err error) {
+	if rp.opts.Bundle == nil || m.File == "" {
 		return 0, 0, false, nil
 	}
 	path := rp.opts.Reader.Path(m.File)
-	if m.Flags&unix.MAP_SHARED != 0 || rp.needsCopy(m, path) || !rp.hasPack(t) {
+	if m.Flags&unix.MAP_SHARED != 0 || rp.needsCopy(m, path) || !rp.hasBundle(t) {
 		return 0, 0, false, nil
 	}
-	base, err := rp.opts.Pack.offset(m.File, path)
+	base, err := rp.opts.Bundle.offset(m.File, path)
 	if err != nil {
 		return 0, 0, false, err
 	}
-	return packFd, base + m.Offset, true, nil
+	return bundleFd, base + m.Offset, true, nil
 }
 
-// hasPack tells whether t's process has the pack as packFd (checked
+// hasBundle tells whether t's process has the bundle as bundleFd (checked
 // once per address space: every replayed process inherits it).
-func (rp *replayer) hasPack(t *rtask) bool {
-	if t.proc.pack == 0 {
-		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.real, packFd))
-		t.proc.pack = -1
-		if link == rp.opts.Pack.name {
-			t.proc.pack = 1
+func (rp *replayer) hasBundle(t *rtask) bool {
+	if t.proc.bundle == 0 {
+		link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.real, bundleFd))
+		t.proc.bundle = -1
+		if link == rp.opts.Bundle.name {
+			t.proc.bundle = 1
 		}
 	}
-	return t.proc.pack > 0
+	return t.proc.bundle > 0
 }
