@@ -11,6 +11,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/tracee"
 )
 
 // A stretch of calls drained from a task's system-call buffer is
@@ -222,15 +223,14 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		}
 		syscallbuf.Place(span[at[k]-at[0]:], x.Result, data)
 	}
-	if err := t.mem.WriteMem(at[0], span); err != nil {
-		return false, err
-	}
-	ctl := binary.LittleEndian.AppendUint32(nil, uint32(calls))
+	var ctlBuf [12]byte
+	ctl := binary.LittleEndian.AppendUint32(ctlBuf[:0], uint32(calls))
 	ctl = append(ctl, 0, 0, 0, 0) // HdrReplaying
 	if stopEnd {
 		ctl = append(ctl, 1, 0, 0, 0) // HdrReplayStop
 	}
-	if err := t.mem.WriteMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, ctl); err != nil {
+	// The records and the count in one system call.
+	if err := t.mem.WriteRegions(tracee.Region{Addr: at[0], Data: span}, tracee.Region{Addr: syscallbuf.Hdr + syscallbuf.HdrReplayLeft, Data: ctl}); err != nil {
 		return false, err
 	}
 	t.bufRun = &bufRun{first: rp.n, last: rp.n + uint64(len(evs)) - 1, evs: evs, at: at}
@@ -298,11 +298,14 @@ func (rp *replayer) endBufRun(t *rtask) error {
 	b := t.bufRun
 	t.bufRun = nil
 	defer t.reuse(b.evs, b.at)
+	// The count of calls left and the records of all the calls, in one
+	// system call (the stub has usually replayed them all).
 	var lb [4]byte
-	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrReplayLeft, lb[:]); err != nil {
+	calls := len(b.at)
+	span := rp.bufScratch(int(b.at[calls-1] + syscallbuf.RecordHead - b.at[0]))
+	if err := t.mem.ReadRegions(tracee.Region{Addr: syscallbuf.Hdr + syscallbuf.HdrReplayLeft, Data: lb[:]}, tracee.Region{Addr: b.at[0], Data: span}); err != nil {
 		return nil // gone: the stop's own error says why
 	}
-	calls := len(b.at)
 	left := int(binary.LittleEndian.Uint32(lb[:]))
 	if left > calls {
 		left = calls
@@ -316,14 +319,6 @@ func (rp *replayer) endBufRun(t *rtask) error {
 	r, _ := t.thread().GetRegs()
 	atTrap := r[ptrace.RIP] == syscallbuf.ReplayEnd+1
 	done := calls - left
-	var span []byte
-	if done > 0 {
-		// One read for all the records the stub filled.
-		span = rp.bufScratch(int(b.at[done-1] + syscallbuf.RecordHead - b.at[0]))
-		if err := t.mem.ReadMem(b.at[0], span); err != nil {
-			return err
-		}
-	}
 	for k := range done {
 		entry, exit := b.evs[2*k], b.evs[2*k+1]
 		rec, size, n := syscallbuf.ParseHead(span[b.at[k]-b.at[0]:])

@@ -251,6 +251,58 @@ func (m *Mem) WriteFast(addr uint64, data []byte) error {
 	return m.WriteMem(addr, data)
 }
 
+// Region is a span of tracee memory and the local bytes it is read
+// into or written from.
+type Region struct {
+	Addr uint64
+	Data []byte
+}
+
+// ReadRegions reads every region, with one process_vm_readv when they
+// are all readable (else one read each, as ReadMem).
+func (m *Mem) ReadRegions(rs ...Region) error {
+	return m.vectored(rs, unix.ProcessVMReadv, m.ReadMem)
+}
+
+// WriteRegions writes every region, with one process_vm_writev when
+// they are all writable (else one write each, as WriteMem).
+func (m *Mem) WriteRegions(rs ...Region) error {
+	return m.vectored(rs, unix.ProcessVMWritev, m.WriteMem)
+}
+
+func (m *Mem) vectored(rs []Region, rw func(int, []unix.Iovec, []unix.RemoteIovec, uint) (int, error), one func(uint64, []byte) error) error {
+	var local [4]unix.Iovec
+	var remote [4]unix.RemoteIovec
+	want, n := 0, 0
+	for _, r := range rs {
+		if len(r.Data) == 0 {
+			continue
+		}
+		if n == len(local) {
+			n = -1
+			break
+		}
+		local[n] = unix.Iovec{Base: &r.Data[0], Len: uint64(len(r.Data))}
+		remote[n] = unix.RemoteIovec{Base: uintptr(r.Addr), Len: len(r.Data)}
+		want += len(r.Data)
+		n++
+	}
+	if n > 0 {
+		if k, err := rw(m.pid, local[:n], remote[:n], 0); err == nil && k == want {
+			return nil
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	for _, r := range rs {
+		if err := one(r.Addr, r.Data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ReadU64 reads a little-endian word.
 func (m *Mem) ReadU64(addr uint64) (uint64, error) {
 	var v uint64
