@@ -40,6 +40,9 @@ type FileBundle struct {
 	name string   // what /proc/PID/fd/bundleFd shows of it
 	off  map[string]uint64
 	size uint64
+	// opens counts, for each file not in the bundle, the processes that
+	// had to open it to map it (offset).
+	opens map[string]int
 }
 
 // NewFileBundle creates an empty bundle in dir; Close removes nothing (dir
@@ -70,12 +73,39 @@ func (p *FileBundle) Close() {
 	}
 }
 
+// openCost is what a process's first mapping of a file it has no
+// descriptor of costs without the bundle (openAtEntry: two stops, about
+// 60 µs), counted in the bytes a copy into the bundle takes as long
+// for (about 2 GB/s).
+const openCost = 128 << 10
+
 // offset returns where the captured file rel (at path) starts in the
-// bundle, copying it in the first time.
-func (p *FileBundle) offset(rel, path string) (uint64, error) {
+// bundle. A file not in the bundle yet is copied in when copying costs
+// no more than the opens it saves: when the processes that had to open
+// it so far (this one included) would have paid openCost each for its
+// size; until then ok is false (a dozen-kilobyte locale file is copied
+// at its first such mapping, a 20 MB libpython only after 160).
+func (p *FileBundle) offset(rel, path string) (off uint64, ok bool, err error) {
 	if off, ok := p.off[rel]; ok {
-		return off, nil
+		return off, true, nil
 	}
+	if p.opens == nil {
+		p.opens = map[string]int{}
+	}
+	p.opens[rel]++
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return 0, false, fmt.Errorf("replay: bundle %s: %w", rel, err)
+	}
+	if int64(p.opens[rel])*openCost < st.Size {
+		return 0, false, nil
+	}
+	off, err = p.add(rel, path)
+	return off, err == nil, err
+}
+
+// add copies the captured file rel (at path) into the bundle.
+func (p *FileBundle) add(rel, path string) (uint64, error) {
 	src, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("replay: bundle %s: %w", rel, err)
@@ -132,19 +162,29 @@ func copyPlain(dst *os.File, out int64, src *os.File, in, n int64) error {
 	return nil
 }
 
-// bundled tells how t's process maps m from the bundle: the descriptor and
-// the offset in it. ok is false when m's file is not bundled (shared, or
-// a file replay keeps a copy of) or the process has no bundle.
-func (rp *replayer) bundled(t *rtask, m *trace.Mapping) (fd int64, off uint64, ok bool, err error) {
-	if rp.opts.Bundle == nil || m.File == "" {
+// bundled tells how t's process maps m from the bundle: the descriptor
+// and the offset in it. ok is false when m's file is not bundled (shared,
+// a file replay keeps a copy of, or not worth copying yet) or the process
+// has no bundle. Callers ask only when the process has no descriptor of
+// the file already (openedIn), or, with onlyIn, to use the bundle if the
+// file is there but not to count an open (the batch of an exec opens its
+// files at no cost).
+func (rp *replayer) bundled(t *rtask, m *trace.Mapping, onlyIn bool) (fd int64, off uint64, ok bool, err error) {
+	b := rp.opts.Bundle
+	if b == nil || m.File == "" {
 		return 0, 0, false, nil
+	}
+	if onlyIn {
+		if _, in := b.off[m.File]; !in {
+			return 0, 0, false, nil
+		}
 	}
 	path := rp.opts.Reader.Path(m.File)
 	if m.Flags&unix.MAP_SHARED != 0 || rp.needsCopy(m, path) || !rp.hasBundle(t) {
 		return 0, 0, false, nil
 	}
-	base, err := rp.opts.Bundle.offset(m.File, path)
-	if err != nil {
+	base, ok, err := b.offset(m.File, path)
+	if !ok || err != nil {
 		return 0, 0, false, err
 	}
 	return bundleFd, base + m.Offset, true, nil

@@ -23,17 +23,17 @@ func TestFileBundleOffsets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	offA, err := p.offset("files/a", filepath.Join(dir, "a"))
-	if err != nil {
-		t.Fatal(err)
+	offA, ok, err := p.offset("files/a", filepath.Join(dir, "a"))
+	if err != nil || !ok {
+		t.Fatal(ok, err)
 	}
-	offB, err := p.offset("files/b", filepath.Join(dir, "b"))
-	if err != nil {
-		t.Fatal(err)
+	offB, ok, err := p.offset("files/b", filepath.Join(dir, "b"))
+	if err != nil || !ok {
+		t.Fatal(ok, err)
 	}
-	again, err := p.offset("files/a", filepath.Join(dir, "a"))
-	if err != nil || again != offA {
-		t.Fatalf("second offset of a: %d, %v; want %d", again, err, offA)
+	again, ok, err := p.offset("files/a", filepath.Join(dir, "a"))
+	if err != nil || !ok || again != offA {
+		t.Fatalf("second offset of a: %d, %v, %v; want %d", again, ok, err, offA)
 	}
 	if offA != 0 || offB != 3*pageSize {
 		t.Fatalf("offsets %d, %d; want 0 and %d (two pages of a, one of hole)", offA, offB, 3*pageSize)
@@ -48,7 +48,19 @@ func TestFileBundleOffsets(t *testing.T) {
 	if tail := got[len(a):offB]; !bytes.Equal(tail, make([]byte, len(tail))) {
 		t.Fatal("bytes after a's end are not zero")
 	}
-	if _, err := p.offset("files/c", filepath.Join(dir, "missing")); err == nil {
+	if _, _, err := p.offset("files/c", filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("bundling a missing file did not fail")
+	}
+	// A file bigger than openCost is bundled only once enough processes
+	// had to open it.
+	big := make([]byte, 3*openCost)
+	if err := os.WriteFile(filepath.Join(dir, "big"), big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for i := 1; i <= 3; i++ {
+		_, ok, err := p.offset("files/big", filepath.Join(dir, "big"))
+		if err != nil || ok != (i == 3) {
+			t.Fatalf("open %d of big: bundled %v, %v; want bundled only at the third", i, ok, err)
+		}
 	}
 }

@@ -96,19 +96,30 @@ func mapFlags(m *trace.Mapping) uint64 {
 // syscall instruction at sc (the placeholder, readable, holds the path
 // while openat reads it).
 func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
-	fd, off, ok, err := rp.bundled(t, m)
+	path, oflag, err := rp.mapTarget(m)
+	if err != nil {
+		return err
+	}
+	// As prepare: the bundle, a descriptor the process has, the bundle
+	// if worth it now, a descriptor opened now.
+	fd, off, ok, err := rp.bundled(t, m, true)
 	if err != nil {
 		return err
 	}
 	if !ok {
-		path, oflag, err := rp.mapTarget(m)
-		if err != nil {
+		off = m.Offset
+		fd, ok = rp.openedIn(t, path, oflag)
+	}
+	if !ok {
+		if fd, off, ok, err = rp.bundled(t, m, false); err != nil {
 			return err
 		}
+	}
+	if !ok {
+		off = m.Offset
 		if fd, err = rp.openIn(t, sc, m, path, oflag); err != nil {
 			return err
 		}
-		off = m.Offset
 	}
 	ret, _, err := tracee.Inject(t.real, sc, unix.SYS_MMAP, m.Start, m.End-m.Start, uint64(m.Prot), mapFlags(m), uint64(fd), off)
 	if err == nil && uint64(ret) != m.Start {
@@ -137,12 +148,34 @@ func fdKey(oflag uint64, path string) string {
 // t's process has already, if it still has it.
 func (rp *replayer) openedIn(t *rtask, path string, oflag uint64) (int64, bool) {
 	pid := t.tgid()
-	fd, ok := rp.emuFds[pid][fdKey(oflag, path)]
+	key := fdKey(oflag, path)
+	fd, ok := rp.emuFds[pid][key]
 	if !ok {
 		return 0, false
 	}
+	if rp.fdSeen[pid][key] {
+		return fd, true
+	}
 	link, _ := os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", pid, fd))
-	return fd, link == rp.realPath(path)
+	if link != rp.realPath(path) {
+		return fd, false
+	}
+	rp.seeFd(pid, key)
+	return fd, true
+}
+
+// seeFd notes that process pid has the descriptor emuFds names for key
+// (it opened it, or /proc showed it), until the process execs (which
+// closes those opened O_CLOEXEC) or the pid names another process: no
+// call of the program closes it (they are emulated).
+func (rp *replayer) seeFd(pid int, key string) {
+	if rp.fdSeen == nil {
+		rp.fdSeen = map[int]map[string]bool{}
+	}
+	if rp.fdSeen[pid] == nil {
+		rp.fdSeen[pid] = map[string]bool{}
+	}
+	rp.fdSeen[pid][key] = true
 }
 
 // maxInherited bounds the descriptors of mapped files that a process
@@ -164,6 +197,7 @@ func (rp *replayer) cloexec(t *rtask) uint64 {
 // inheritFds gives the new process child the descriptors its parent
 // t's process had open (the kernel copied or shares its table).
 func (rp *replayer) inheritFds(t, child *rtask) {
+	delete(rp.fdSeen, child.tgid())
 	fds := rp.emuFds[t.tgid()]
 	if len(fds) == 0 {
 		return
@@ -201,6 +235,7 @@ func (rp *replayer) keepFd(t *rtask, path string, oflag uint64, fd int64) {
 		rp.emuFds[pid] = map[string]int64{}
 	}
 	rp.emuFds[pid][fdKey(oflag, path)] = fd
+	rp.seeFd(pid, fdKey(oflag, path))
 }
 
 // openIn returns a descriptor of path (opened with oflag) in t's

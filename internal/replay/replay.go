@@ -189,6 +189,7 @@ type replayer struct {
 	emu    map[string]string
 	emuDir string
 	emuFds map[int]map[string]int64 // tgid -> "flags:path" -> descriptor open in that process
+	fdSeen map[int]map[string]bool  // those of emuFds known to be open still (openedIn)
 	// realPaths: the absolute, symlink-free names of the files replay
 	// maps (what /proc/PID/fd shows of their descriptors).
 	realPaths map[string]string

@@ -185,28 +185,35 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		prot := a[2]
 		if fileBacked(out) {
 			m := out.Maps[0]
-			fd, off, ok, err := rp.bundled(t, &m)
-			if err != nil {
-				return err
-			}
-			if ok {
-				ptrace.SetSyscallArgs(&r, [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot), mapFlags(&m), uint64(fd), off})
-				t.rewritten, t.mappedFile = true, true
-				break
-			}
 			path, oflag, err := rp.mapTarget(&m)
 			if err != nil {
 				return err
 			}
-			fd, ok = rp.openedIn(t, path, oflag)
+			// From the bundle if the file is there, else through a
+			// descriptor the process has, else from the bundle if it is
+			// worth copying there now, else through one opened now.
+			fd, off, ok, err := rp.bundled(t, &m, true)
+			if err != nil {
+				return err
+			}
 			if !ok {
+				off = m.Offset
+				fd, ok = rp.openedIn(t, path, oflag)
+			}
+			if !ok {
+				if fd, off, ok, err = rp.bundled(t, &m, false); err != nil {
+					return err
+				}
+			}
+			if !ok {
+				off = m.Offset
 				if fd, ok, err = rp.openAtEntry(t, path, oflag); err != nil {
 					return err
 				}
 			}
 			if ok {
 				// The call maps the file itself, where it was recorded.
-				ptrace.SetSyscallArgs(&r, [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot), mapFlags(&m), uint64(fd), m.Offset})
+				ptrace.SetSyscallArgs(&r, [6]uint64{m.Start, m.End - m.Start, uint64(m.Prot), mapFlags(&m), uint64(fd), off})
 				t.rewritten, t.mappedFile = true, true
 				break
 			}

@@ -65,6 +65,7 @@ func (rp *replayer) exec(ev *trace.Event) error {
 	t.atEntry, t.executing, t.inCall = false, false, false
 	t.clearTid = 0 // exec forgets it
 	t.pid = 0
+	delete(rp.fdSeen, t.tgid()) // its O_CLOEXEC descriptors are closed
 	return rp.rebuild(ev, t)
 }
 
@@ -97,7 +98,7 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 		if m.File == "" || m.Flags&unix.MAP_SHARED != 0 {
 			continue
 		}
-		if _, off, ok, err := rp.bundled(t, &ev.Maps[i]); err != nil {
+		if _, off, ok, err := rp.bundled(t, &ev.Maps[i], true); err != nil {
 			return err
 		} else if ok {
 			files[i], offs[i] = bundled, off
