@@ -91,6 +91,21 @@ func mapFlags(m *trace.Mapping) uint64 {
 	return uint64(m.Flags&(unix.MAP_SHARED|unix.MAP_PRIVATE|unix.MAP_NORESERVE|unix.MAP_POPULATE|unix.MAP_LOCKED|unix.MAP_STACK)) | unix.MAP_FIXED
 }
 
+// mapSource returns the descriptor and file offset through which t's
+// process maps m without opening its file first: from the bundle if the
+// file is there, else through a descriptor of the file (path, opened
+// with oflag) the process has, else from the bundle if the file is worth
+// copying there now. ok is false when the caller must open the file.
+func (rp *replayer) mapSource(t *rtask, m *trace.Mapping, path string, oflag uint64) (fd int64, off uint64, ok bool, err error) {
+	if fd, off, ok, err = rp.bundled(t, m, true); ok || err != nil {
+		return fd, off, ok, err
+	}
+	if fd, ok = rp.openedIn(t, path, oflag); ok {
+		return fd, m.Offset, true, nil
+	}
+	return rp.bundled(t, m, false)
+}
+
 // mapFile replaces the placeholder mapping that the executed mmap made
 // at m.Start by a mapping of m's file, opened in the tracee through the
 // syscall instruction at sc (the placeholder, readable, holds the path
@@ -100,20 +115,9 @@ func (rp *replayer) mapFile(t *rtask, m *trace.Mapping, sc uint64) error {
 	if err != nil {
 		return err
 	}
-	// As prepare: the bundle, a descriptor the process has, the bundle
-	// if worth it now, a descriptor opened now.
-	fd, off, ok, err := rp.bundled(t, m, true)
+	fd, off, ok, err := rp.mapSource(t, m, path, oflag)
 	if err != nil {
 		return err
-	}
-	if !ok {
-		off = m.Offset
-		fd, ok = rp.openedIn(t, path, oflag)
-	}
-	if !ok {
-		if fd, off, ok, err = rp.bundled(t, m, false); err != nil {
-			return err
-		}
 	}
 	if !ok {
 		off = m.Offset

@@ -189,21 +189,9 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 			if err != nil {
 				return err
 			}
-			// From the bundle if the file is there, else through a
-			// descriptor the process has, else from the bundle if it is
-			// worth copying there now, else through one opened now.
-			fd, off, ok, err := rp.bundled(t, &m, true)
+			fd, off, ok, err := rp.mapSource(t, &m, path, oflag)
 			if err != nil {
 				return err
-			}
-			if !ok {
-				off = m.Offset
-				fd, ok = rp.openedIn(t, path, oflag)
-			}
-			if !ok {
-				if fd, off, ok, err = rp.bundled(t, &m, false); err != nil {
-					return err
-				}
 			}
 			if !ok {
 				off = m.Offset
