@@ -39,6 +39,7 @@ type FileBundle struct {
 	ro   *os.File // what the first tracee inherits
 	name string   // what /proc/PID/fd/bundleFd shows of it
 	off  map[string]uint64
+	end  map[string]uint64 // where each file's last page ends, from its start
 	size uint64
 	// opens counts, for each file not in the bundle, the processes that
 	// had to open it to map it (offset).
@@ -122,6 +123,10 @@ func (p *FileBundle) add(rel, path string) (uint64, error) {
 	// The file's last page, then a page of hole.
 	p.size = off + pageUp(uint64(st.Size())) + pageSize
 	p.off[rel] = off
+	if p.end == nil {
+		p.end = map[string]uint64{}
+	}
+	p.end[rel] = pageUp(uint64(st.Size()))
 	return off, nil
 }
 
@@ -186,6 +191,12 @@ func (rp *replayer) bundled(t *rtask, m *trace.Mapping, onlyIn bool) (fd int64, 
 	base, ok, err := b.offset(m.File, path)
 	if !ok || err != nil {
 		return 0, 0, false, err
+	}
+	if m.Offset+(m.End-m.Start) > b.end[m.File] {
+		// Pages wholly past the file's end raise SIGBUS in a mapping of
+		// the file itself, not in the bundle (ld.so's first mapping of a
+		// library spans its bss too, which it then maps over).
+		return 0, 0, false, nil
 	}
 	return bundleFd, base + m.Offset, true, nil
 }

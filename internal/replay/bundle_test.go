@@ -45,6 +45,9 @@ func TestFileBundleOffsets(t *testing.T) {
 	if !bytes.Equal(got[:len(a)], a) || !bytes.Equal(got[offB:offB+uint64(len(b))], b) {
 		t.Fatal("bundled bytes differ from the files")
 	}
+	if p.end["files/a"] != 2*pageSize || p.end["files/b"] != pageSize {
+		t.Fatalf("ends of a, b: %d, %d; want %d, %d", p.end["files/a"], p.end["files/b"], 2*pageSize, pageSize)
+	}
 	if tail := got[len(a):offB]; !bytes.Equal(tail, make([]byte, len(tail))) {
 		t.Fatal("bytes after a's end are not zero")
 	}
