@@ -16,9 +16,9 @@ import (
 // through a descriptor of the file open in the tracee. A process that
 // has none (a new cat maps a dozen locale files its parent never
 // opened) had to open it first, two stops more per file (openAtEntry).
-// Instead the files mapped privately are copied, as they are first
-// mapped, into one file, the bundle, at page-aligned offsets with a page
-// of hole between two files (so that the kernel never merges mappings
+// Instead the files mapped privately are copied (once the opens saved
+// pay for the copy: offset) into one file, the bundle, at page-aligned
+// offsets with a page of hole between two files (so that the kernel never merges mappings
 // of two files into one); the first replayed process inherits a
 // descriptor of the bundle (bundleFd) from gorr, and every other replayed
 // process inherits it from its parent (the program's own descriptors are
@@ -26,7 +26,8 @@ import (
 // mapped from the bundle at its offset there plus the recorded offset:
 // the same bytes at the same addresses. The names /proc/PID/maps shows
 // are the recorded ones (session.ProcMaps renames every line). Files
-// that replay keeps a writable copy of (needsCopy) are never bundled.
+// that replay keeps a writable copy of (needsCopy) are never bundled,
+// nor is a mapping past its file's last page made from the bundle.
 
 // bundleFd is the bundle's descriptor number in every replayed process (the
 // first of exec.Cmd's ExtraFiles).
@@ -41,8 +42,8 @@ type FileBundle struct {
 	off  map[string]uint64
 	end  map[string]uint64 // where each file's last page ends, from its start
 	size uint64
-	// opens counts, for each file not in the bundle, the processes that
-	// had to open it to map it (offset).
+	// opens counts, for each file not in the bundle yet, the processes
+	// that had to open it to map it (offset).
 	opens map[string]int
 }
 
@@ -63,14 +64,14 @@ func NewFileBundle(dir string) (*FileBundle, error) {
 	if err != nil {
 		real = name
 	}
-	return &FileBundle{f: f, ro: ro, name: real, off: map[string]uint64{}}, nil
+	return &FileBundle{f: f, ro: ro, name: real, off: map[string]uint64{}, end: map[string]uint64{}, opens: map[string]int{}}, nil
 }
 
 // Close closes the bundle's descriptors.
-func (p *FileBundle) Close() {
-	if p != nil {
-		p.f.Close()
-		p.ro.Close()
+func (b *FileBundle) Close() {
+	if b != nil {
+		b.f.Close()
+		b.ro.Close()
 	}
 }
 
@@ -81,52 +82,51 @@ func (p *FileBundle) Close() {
 const openCost = 128 << 10
 
 // offset returns where the captured file rel (at path) starts in the
-// bundle. A file not in the bundle yet is copied in when copying costs
-// no more than the opens it saves: when the processes that had to open
-// it so far (this one included) would have paid openCost each for its
+// bundle, for a mapping that reaches reach bytes into the file. ok is
+// false for a mapping past the file's last page (its pages there raise
+// SIGBUS in a mapping of the file itself, not in the bundle; ld.so's
+// first mapping of a library spans its bss too, which it then maps
+// over). A file not in the bundle yet is copied in when copying costs no
+// more than the opens it saves: when the processes that had to open it
+// so far (this one included) would have paid openCost each for its
 // size; until then ok is false (a dozen-kilobyte locale file is copied
 // at its first such mapping, a 20 MB libpython only after 160).
-func (p *FileBundle) offset(rel, path string) (off uint64, ok bool, err error) {
-	if off, ok := p.off[rel]; ok {
-		return off, true, nil
+func (b *FileBundle) offset(rel, path string, reach uint64) (off uint64, ok bool, err error) {
+	if off, in := b.off[rel]; in {
+		return off, reach <= b.end[rel], nil
 	}
-	if p.opens == nil {
-		p.opens = map[string]int{}
-	}
-	p.opens[rel]++
 	var st unix.Stat_t
 	if err := unix.Stat(path, &st); err != nil {
 		return 0, false, fmt.Errorf("replay: bundle %s: %w", rel, err)
 	}
-	if int64(p.opens[rel])*openCost < st.Size {
+	size := uint64(st.Size)
+	if reach > pageUp(size) {
 		return 0, false, nil
 	}
-	off, err = p.add(rel, path)
+	b.opens[rel]++
+	if uint64(b.opens[rel])*openCost < size {
+		return 0, false, nil
+	}
+	off, err = b.add(rel, path, size)
 	return off, err == nil, err
 }
 
-// add copies the captured file rel (at path) into the bundle.
-func (p *FileBundle) add(rel, path string) (uint64, error) {
+// add copies the captured file rel (at path, size bytes) into the
+// bundle.
+func (b *FileBundle) add(rel, path string, size uint64) (uint64, error) {
 	src, err := os.Open(path)
 	if err != nil {
 		return 0, fmt.Errorf("replay: bundle %s: %w", rel, err)
 	}
 	defer src.Close()
-	st, err := src.Stat()
-	if err != nil {
-		return 0, fmt.Errorf("replay: bundle %s: %w", rel, err)
-	}
-	off := p.size
-	if err := copyInto(p.f, off, src, st.Size()); err != nil {
+	off := b.size
+	if err := copyInto(b.f, off, src, int64(size)); err != nil {
 		return 0, fmt.Errorf("replay: bundle %s: %w", rel, err)
 	}
 	// The file's last page, then a page of hole.
-	p.size = off + pageUp(uint64(st.Size())) + pageSize
-	p.off[rel] = off
-	if p.end == nil {
-		p.end = map[string]uint64{}
-	}
-	p.end[rel] = pageUp(uint64(st.Size()))
+	b.off[rel], b.end[rel] = off, pageUp(size)
+	b.size = off + pageUp(size) + pageSize
+	delete(b.opens, rel)
 	return off, nil
 }
 
@@ -188,15 +188,9 @@ func (rp *replayer) bundled(t *rtask, m *trace.Mapping, onlyIn bool) (fd int64, 
 	if m.Flags&unix.MAP_SHARED != 0 || rp.needsCopy(m, path) || !rp.hasBundle(t) {
 		return 0, 0, false, nil
 	}
-	base, ok, err := b.offset(m.File, path)
+	base, ok, err := b.offset(m.File, path, m.Offset+(m.End-m.Start))
 	if !ok || err != nil {
 		return 0, 0, false, err
-	}
-	if m.Offset+(m.End-m.Start) > b.end[m.File] {
-		// Pages wholly past the file's end raise SIGBUS in a mapping of
-		// the file itself, not in the bundle (ld.so's first mapping of a
-		// library spans its bss too, which it then maps over).
-		return 0, 0, false, nil
 	}
 	return bundleFd, base + m.Offset, true, nil
 }

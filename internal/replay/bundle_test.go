@@ -23,15 +23,15 @@ func TestFileBundleOffsets(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	offA, ok, err := p.offset("files/a", filepath.Join(dir, "a"))
+	offA, ok, err := p.offset("files/a", filepath.Join(dir, "a"), 2*pageSize)
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	offB, ok, err := p.offset("files/b", filepath.Join(dir, "b"))
+	offB, ok, err := p.offset("files/b", filepath.Join(dir, "b"), pageSize)
 	if err != nil || !ok {
 		t.Fatal(ok, err)
 	}
-	again, ok, err := p.offset("files/a", filepath.Join(dir, "a"))
+	again, ok, err := p.offset("files/a", filepath.Join(dir, "a"), 2*pageSize)
 	if err != nil || !ok || again != offA {
 		t.Fatalf("second offset of a: %d, %v, %v; want %d", again, ok, err, offA)
 	}
@@ -51,7 +51,7 @@ func TestFileBundleOffsets(t *testing.T) {
 	if tail := got[len(a):offB]; !bytes.Equal(tail, make([]byte, len(tail))) {
 		t.Fatal("bytes after a's end are not zero")
 	}
-	if _, _, err := p.offset("files/c", filepath.Join(dir, "missing")); err == nil {
+	if _, _, err := p.offset("files/c", filepath.Join(dir, "missing"), 0); err == nil {
 		t.Fatal("bundling a missing file did not fail")
 	}
 	// A file bigger than openCost is bundled only once enough processes
@@ -60,8 +60,16 @@ func TestFileBundleOffsets(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "big"), big, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// A mapping past a file's last page is never made from the bundle,
+	// and its open is not counted (it saves nothing).
+	if _, ok, err := p.offset("files/a", filepath.Join(dir, "a"), 3*pageSize); ok || err != nil {
+		t.Fatalf("a mapping past a's end: bundled %v, %v", ok, err)
+	}
+	if _, ok, err := p.offset("files/big", filepath.Join(dir, "big"), 4*openCost); ok || err != nil || p.opens["files/big"] != 0 {
+		t.Fatalf("a mapping past big's end: bundled %v, %v, %d opens counted", ok, err, p.opens["files/big"])
+	}
 	for i := 1; i <= 3; i++ {
-		_, ok, err := p.offset("files/big", filepath.Join(dir, "big"))
+		_, ok, err := p.offset("files/big", filepath.Join(dir, "big"), 3*openCost)
 		if err != nil || ok != (i == 3) {
 			t.Fatalf("open %d of big: bundled %v, %v; want bundled only at the third", i, ok, err)
 		}

@@ -238,8 +238,9 @@ func (rp *replayer) keepFd(t *rtask, path string, oflag uint64, fd int64) {
 	if rp.emuFds[pid] == nil {
 		rp.emuFds[pid] = map[string]int64{}
 	}
-	rp.emuFds[pid][fdKey(oflag, path)] = fd
-	rp.seeFd(pid, fdKey(oflag, path))
+	key := fdKey(oflag, path)
+	rp.emuFds[pid][key] = fd
+	rp.seeFd(pid, key)
 }
 
 // openIn returns a descriptor of path (opened with oflag) in t's

@@ -92,7 +92,7 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 	offs := make([]uint64, len(ev.Maps)) // the file offset each maps
 	var paths []byte
 	byPath := map[string]*fileMap{}
-	bundled := &fileMap{fd: bundleFd, open: -1}
+	fromBundle := &fileMap{fd: bundleFd, open: -1}
 	for i, m := range ev.Maps {
 		offs[i] = m.Offset
 		if m.File == "" || m.Flags&unix.MAP_SHARED != 0 {
@@ -101,7 +101,7 @@ func (rp *replayer) rebuild(ev *trace.Event, t *rtask) error {
 		if _, off, ok, err := rp.bundled(t, &ev.Maps[i], true); err != nil {
 			return err
 		} else if ok {
-			files[i], offs[i] = bundled, off
+			files[i], offs[i] = fromBundle, off
 			continue
 		}
 		path, oflag, err := rp.mapTarget(&ev.Maps[i])
