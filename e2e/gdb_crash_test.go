@@ -129,7 +129,7 @@ int main(int argc, char **argv) {
 	getrandom(&seed, sizeof seed, 0);
 	mode = argv[1];
 	main_tid = syscall(SYS_gettid);
-	counter = seed & 0xff;  /* line 24 */
+	counter = 1 + (seed & 0xff); /* line 24: never 0, the write changes it */
 	printf("counter %ld add %u\n", counter, 1 + (seed >> 28));
 	fflush(stdout);
 	if (!strcmp(mode, "raise")) raise(SIGTERM);
