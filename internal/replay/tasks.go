@@ -595,9 +595,18 @@ func (rp *replayer) execStub(ev *trace.Event, t *rtask) error {
 	}
 	for i := 0; ; i++ {
 		progressed := false
+		alone := len(siblings) == 0 && t.real == leader
 		for _, tid := range []int{t.real, leader} {
-			st, ok, err := ptrace.NewThread(tid).Poll()
-			if err != nil || !ok {
+			var st ptrace.Stop
+			ok := true
+			var err error
+			if alone {
+				// No other thread to let go: block until the exec's stop
+				// (polling slept up to 0.3 ms more than an exec takes).
+				if st, err = ptrace.NewThread(tid).Wait(); err != nil {
+					return fmt.Errorf("exec of tid %d: %w", tid, err)
+				}
+			} else if st, ok, err = ptrace.NewThread(tid).Poll(); err != nil || !ok {
 				continue
 			}
 			progressed = true
