@@ -14,6 +14,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/patch"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -35,22 +36,31 @@ const cpuidSlot = 32
 //     jump displaces and looks the answer up in a table of the recorder's
 //     answers (patch.CpuidLookup: the leaves and subleaves ld.so is known
 //     to ask, and every pair this recording has emulated so far); a miss
-//     goes on to the cpuid, which keeps its int3 and is emulated.
+//     goes on to the cpuid, which keeps its int3 and is emulated;
+//   - with the syscall buffer, for an rdtsc followed by instructions a
+//     jump can displace (patch.RdtscSite: ld.so times its start-up with
+//     eight), one that reads the counter through the stub (a buffered
+//     call, syscallbuf.RdtscNr) and runs the displaced instructions.
 //
 // Called at exec before the snapshot, so the trampolines, the table and
 // the jumps are part of it and replay runs the same code (no event is
-// recorded). Only a recorder bound to one CPU does this: its answers are
-// then constant per leaf and subleaf. It returns the maps as they are
-// after it.
-func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.Map, error) {
-	if r.opts.BindCPU < 0 {
-		return maps, nil
+// recorded). Only a recorder bound to one CPU plants cpuid trampolines:
+// its answers are then constant per leaf and subleaf. It returns the
+// maps as they are after it, and the addresses of the rdtscs it
+// redirected (whose jumps patchSites must not overwrite with int3s).
+func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.Map, map[uint64]bool, error) {
+	// A process running a seccomp filter of its own makes no call of
+	// gorr's number (its filter would judge it).
+	withTSC := t.buf != nil && t.buf.mapped && !t.ownFilter
+	if r.opts.BindCPU < 0 && !withTSC {
+		return maps, nil, nil
 	}
 	defer r.since(phCpuid, time.Now())
 	type plan struct {
-		at  uint64 // the mov, or the first displaced instruction, mapped
+		at  uint64 // the mov, the first displaced instruction or the rdtsc, mapped
 		s   *patch.CpuidSite
 		reg *patch.CpuidRegSite
+		tsc *patch.RdtscSite
 		f   fileID
 	}
 	var plans []plan
@@ -63,7 +73,7 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		}
 		rel, _, err := r.capture(t, m)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		f := fileID{m.Dev, m.Inode}
 		c := r.cpuidSites(rel)
@@ -72,7 +82,18 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		}
 		inMap := func(off, n uint64) bool { return off >= m.Offset && off+n <= m.Offset+m.Size() }
 		var taken []tracee.Range // file ranges the constant sites rewrite
+		for i := range c.tscs {
+			s := &c.tscs[i]
+			if !withTSC || !inMap(s.Off, s.Len()) || !c.tscInt3s[s.Off] {
+				continue
+			}
+			plans = append(plans, plan{at: m.Start + s.Off - m.Offset, tsc: s, f: f})
+			count[f]++
+		}
 		for i := range c.sites {
+			if r.opts.BindCPU < 0 {
+				break
+			}
 			s := &c.sites[i]
 			if !inMap(s.Off, s.Len()) || !c.int3s[s.Off+s.Len()-2] {
 				continue
@@ -82,6 +103,9 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 			count[f]++
 		}
 		for i := range c.regs {
+			if r.opts.BindCPU < 0 {
+				break
+			}
 			s := &c.regs[i]
 			if !inMap(s.Off, s.Cpuid()+2-s.Off) || !c.int3s[s.Cpuid()] || slices.ContainsFunc(taken, func(x tracee.Range) bool { return x.Start < s.Cpuid() && s.Off < x.End }) {
 				continue
@@ -105,26 +129,55 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	}
 	plans = slices.DeleteFunc(plans, func(p plan) bool { return p.f != file })
 	if len(plans) == 0 {
-		return maps, nil
+		return maps, nil, nil
 	}
 	slices.SortFunc(plans, func(a, b plan) int { return cmp.Compare(a.at, b.at) })
+	// An rdtsc whose displaced instructions run into a cpuid site (or
+	// whose own rdtsc another site displaces) keeps its int3.
+	for i := 0; i+1 < len(plans); {
+		if plans[i+1].at < plans[i].at+cpuidSiteLen(plans[i].s, plans[i].reg, plans[i].tsc) {
+			switch {
+			case plans[i].tsc != nil:
+				plans = slices.Delete(plans, i, i+1)
+				continue
+			case plans[i+1].tsc != nil:
+				plans = slices.Delete(plans, i+1, i+2)
+				continue
+			}
+		}
+		i++
+	}
 	if plans[len(plans)-1].at-plans[0].at > 64<<20 {
-		return maps, nil
+		return maps, nil, nil
 	}
 	// The space they take: the lookup routine and its table first (the
 	// trampolines call it), then the trampolines, each 16-byte aligned.
+	// The rdtsc trampolines count with the looked-up ones (regSize): they
+	// go where those go, or nowhere. Their slot (the stub's rdtsc entry)
+	// follows the table.
 	align := func(n uint64) uint64 { return (n + 15) &^ 15 }
 	var table []byte
 	var constSize, regSize uint64
+	regs, tscs := false, false
 	for _, p := range plans {
-		if p.reg != nil {
+		switch {
+		case p.reg != nil:
 			regSize += align(p.reg.TrampolineLen())
-		} else {
+			regs = true
+		case p.tsc != nil:
+			regSize += align(p.tsc.TrampolineLen())
+			tscs = true
+		default:
 			constSize += cpuidSlot
 		}
 	}
 	if regSize > 0 {
-		table = patch.CpuidLookup(r.cpuidTable())
+		if regs {
+			table = patch.CpuidLookup(r.cpuidTable())
+		}
+		if tscs {
+			table = binary.LittleEndian.AppendUint64(append(table, make([]byte, (8-len(table)%8)%8)...), syscallbuf.RdtscEntry)
+		}
 		regSize += align(uint64(len(table)))
 	}
 	// The trampolines go into the padding after the file's code in its
@@ -155,29 +208,29 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	}
 	if regSize == 0 {
 		table = nil
-		plans = slices.DeleteFunc(plans, func(p plan) bool { return p.reg != nil })
+		plans = slices.DeleteFunc(plans, func(p plan) bool { return p.reg != nil || p.tsc != nil })
 		if base == 0 {
 			plans = plans[:min(len(plans), pageSize/cpuidSlot)]
 		}
 	}
 	if len(plans) == 0 {
-		return maps, nil
+		return maps, nil, nil
 	}
 	if base == 0 {
 		ret, _, err := tracee.Inject(t.tid, t.sc, unix.SYS_MMAP, lowest[file]-pageSize, pageSize, unix.PROT_READ|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS, ^uint64(0), 0)
 		if err != nil {
-			return nil, fmt.Errorf("map the cpuid trampolines: %w", err)
+			return nil, nil, fmt.Errorf("map the cpuid trampolines: %w", err)
 		}
 		if ret < 0 && ret > -4096 {
 			r.logf("tid %d: no cpuid trampolines: mmap: %d", t.tid, ret)
-			return maps, nil
+			return maps, nil, nil
 		}
 		base, mapped = ret, true
 	}
 	// The sites must still read as the file has them (nothing else
 	// rewrote them): read in one go.
 	last := plans[len(plans)-1]
-	code := make([]byte, last.at+cpuidSiteLen(last.s, last.reg)-plans[0].at)
+	code := make([]byte, last.at+cpuidSiteLen(last.s, last.reg, last.tsc)-plans[0].at)
 	if n := t.mem.ReadPartial(plans[0].at, code); n < len(code) {
 		code = code[:n]
 	}
@@ -185,16 +238,32 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	// call it), the trampolines after.
 	page := table
 	lookup := uint64(base)
+	slot := uint64(base) + uint64(len(table)) - 8 // with rdtsc trampolines
 	var writes []trace.MemWrite
-	nconst, nreg := 0, 0
+	nconst, nreg, ntsc := 0, 0, 0
+	redirected := map[uint64]bool{}
 	for _, p := range plans {
 		for len(page)%16 != 0 {
 			page = append(page, 0xcc)
 		}
 		tr := uint64(base) + uint64(len(page))
 		o := p.at - plans[0].at
-		n := cpuidSiteLen(p.s, p.reg)
+		n := cpuidSiteLen(p.s, p.reg, p.tsc)
 		if o+n > uint64(len(code)) {
+			continue
+		}
+		if p.tsc != nil {
+			if !patch.InRel32(p.at, tr) || code[o] != 0x0f || code[o+1] != 0x31 || !slices.Equal(code[o+2:o+n], p.tsc.Disp) {
+				continue
+			}
+			tc, ok := patch.RdtscTrampoline(tr, p.at, p.tsc, slot)
+			if !ok {
+				continue
+			}
+			page = append(page, tc...)
+			writes = append(writes, trace.MemWrite{Addr: p.at, Data: patch.RdtscJump(p.at, tr, p.tsc)})
+			redirected[p.at] = true
+			ntsc++
 			continue
 		}
 		if p.reg != nil {
@@ -223,23 +292,27 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	}
 	if len(writes) > 0 {
 		if err := t.mem.WriteMem(uint64(base), page); err != nil {
-			return nil, fmt.Errorf("write the cpuid trampolines: %w", err)
+			return nil, nil, fmt.Errorf("write the cpuid trampolines: %w", err)
 		}
 		if err := t.mem.WriteCode(writes); err != nil {
-			return nil, fmt.Errorf("redirect the cpuids: %w", err)
+			return nil, nil, fmt.Errorf("redirect the cpuids: %w", err)
 		}
 	}
-	r.logf("tid %d: %d constant and %d looked-up cpuid trampolines at 0x%x", t.tid, nconst, nreg, base)
+	r.logf("tid %d: %d constant and %d looked-up cpuid trampolines, %d rdtsc trampolines at 0x%x", t.tid, nconst, nreg, ntsc, base)
 	if !mapped {
-		return maps, nil
+		return maps, redirected, nil
 	}
-	return tracee.Maps(t.tid)
+	maps, err := tracee.Maps(t.tid)
+	return maps, redirected, err
 }
 
 // cpuidSiteLen is how many bytes from a site's start to the end of its
-// cpuid.
-func cpuidSiteLen(s *patch.CpuidSite, reg *patch.CpuidRegSite) uint64 {
-	if reg != nil {
+// cpuid (of an rdtsc site: to the end of the displaced instructions).
+func cpuidSiteLen(s *patch.CpuidSite, reg *patch.CpuidRegSite, tsc *patch.RdtscSite) uint64 {
+	switch {
+	case tsc != nil:
+		return tsc.Len()
+	case reg != nil:
 		return reg.Cpuid() + 2 - reg.Off
 	}
 	return s.Len()
@@ -303,17 +376,25 @@ func (r *recorder) cpuidSites(rel string) cpuidFile {
 	path := r.w.Dir() + "/" + rel
 	sites, _ := patch.CachedScan(path, "cpuid", digest, r.opts.SiteCache, patch.ScanCpuid) // not an ELF file: none
 	int3s := map[uint64]bool{}
+	tscInt3s := map[uint64]bool{}
 	var regs []patch.CpuidRegSite
+	var tscs []patch.RdtscSite
 	if len(sites) > 0 {
 		all, _ := r.int3Sites(rel, path)
 		for _, s := range all {
-			if s.Kind == patch.Cpuid {
+			switch s.Kind {
+			case patch.Cpuid:
 				int3s[s.Off] = true
+			case patch.Rdtsc:
+				tscInt3s[s.Off] = true
 			}
 		}
 		regs, _ = patch.CachedScan(path, "cpuidregs", digest, r.opts.SiteCache, patch.ScanCpuidRegs)
+		if len(tscInt3s) > 0 {
+			tscs, _ = patch.CachedScan(path, "rdtsc", digest, r.opts.SiteCache, patch.ScanRdtsc)
+		}
 	}
-	c := cpuidFile{sites: slices.Clip(sites), regs: slices.Clip(regs), int3s: int3s}
+	c := cpuidFile{sites: slices.Clip(sites), regs: slices.Clip(regs), int3s: int3s, tscs: slices.Clip(tscs), tscInt3s: tscInt3s}
 	if len(sites) > 0 {
 		if f, err := osfile.Open(path, os.O_RDONLY, 0); err == nil {
 			c.padOff, c.padN = patch.CodePadding(f)
@@ -335,6 +416,10 @@ type cpuidFile struct {
 	sites []patch.CpuidSite
 	regs  []patch.CpuidRegSite
 	int3s map[uint64]bool
+	// tscs are the rdtsc sites a trampoline can stand for (with the
+	// syscall buffer), tscInt3s the offsets of the rdtscs given int3s.
+	tscs     []patch.RdtscSite
+	tscInt3s map[uint64]bool
 	// padOff and padN are the file range after its code where
 	// trampolines may go (patch.CodePadding).
 	padOff, padN uint64

@@ -73,7 +73,8 @@ func (r *recorder) onExecDone(t *task, former int) error {
 			return err
 		}
 	}
-	if maps, err = r.plantCpuidTrampolines(t, maps); err != nil {
+	maps, redirected, err := r.plantCpuidTrampolines(t, maps)
+	if err != nil {
 		return err
 	}
 	regs, err := t.thread().GetRegs()
@@ -107,7 +108,7 @@ func (r *recorder) onExecDone(t *task, former int) error {
 			tm.File, file = rel, f
 			if m.Prot&unix.PROT_EXEC != 0 {
 				// Patched before the snapshot, so the int3s are part of it.
-				if _, err := r.patchSites(t, tm); err != nil {
+				if _, err := r.patchSites(t, tm, redirected); err != nil {
 					return err
 				}
 			}
@@ -335,7 +336,7 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, f, m.Offset)...)
 		r.releaseSpare()
 		if tm.Prot&unix.PROT_EXEC != 0 {
-			patched, err := r.patchSites(t, tm)
+			patched, err := r.patchSites(t, tm, nil)
 			if err != nil {
 				return err
 			}
@@ -433,8 +434,10 @@ func (r *recorder) recordRemap(t *task, ev *trace.Event, addr uint64, a linux.Ar
 }
 
 // patchSites replaces the first byte of every rdtsc, rdtscp and cpuid in
-// the mapping with int3 and returns the writes made.
-func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error) {
+// the mapping with int3, except at the addresses in skip (rdtscs a
+// trampoline stands for, plantCpuidTrampolines), and returns the writes
+// made.
+func (r *recorder) patchSites(t *task, m trace.Mapping, skip map[uint64]bool) ([]trace.MemWrite, error) {
 	defer r.since(phPatch, time.Now())
 	sites, err := r.int3Sites(m.File, r.w.Dir()+"/"+m.File)
 	if err != nil {
@@ -445,7 +448,9 @@ func (r *recorder) patchSites(t *task, m trace.Mapping) ([]trace.MemWrite, error
 		if s.Off < m.Offset || s.Off >= m.Offset+(m.End-m.Start) {
 			continue
 		}
-		out = append(out, trace.MemWrite{Addr: m.Start + s.Off - m.Offset, Data: []byte{0xcc}})
+		if at := m.Start + s.Off - m.Offset; !skip[at] {
+			out = append(out, trace.MemWrite{Addr: at, Data: []byte{0xcc}})
+		}
 	}
 	if err := t.mem.WriteCode(out); err != nil {
 		return nil, fmt.Errorf("patch %s: %w", m.Name, err)

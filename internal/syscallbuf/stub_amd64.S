@@ -45,6 +45,9 @@
 	.set STDIO, HDR + 256
 	# gorr's own mapping (Base, Base+Size): the memory calls the stub
 	# makes must not touch it.
+	# gorr's own call number for an rdtsc (see rdtsc_entry): above every
+	# Linux number, so the kernel answers it with ENOSYS.
+	.set RDTSC_NR, 1000
 	.set MAP_START, 0x70000000
 	.set MAP_END, 0x70110000
 	.text
@@ -220,6 +223,8 @@ yield_jcc:
 	je max_0
 	cmp $302, %eax
 	je max_prlimit
+	cmp $1000, %eax
+	je max_0
 	jmp traced
 max_prlimit:
 	# prlimit64 without a new limit (getrlimit): the old one (16 bytes
@@ -477,6 +482,8 @@ sc_ret:
 	xor %esi, %esi
 	movl 4(%r11), %edi
 	mov %edi, %edx
+	cmp $RDTSC_NR, %edi
+	je out_rdtsc
 	test %rax, %rax
 	js copy
 	cmp $7, %edi
@@ -529,6 +536,20 @@ sc_ret:
 	je out_sigaction
 	cmp $302, %edi
 	je out_prlimit
+	jmp copy
+out_rdtsc:
+	# gorr's rdtsc call: the kernel knew no such number and answered
+	# ENOSYS; the counter is read here and is the call's result. In
+	# replay the result is the recorded count, never -ENOSYS.
+	cmp $-38, %rax
+	jne copy
+	.globl rdtsc_insn
+rdtsc_insn:
+	rdtsc
+	shl $32, %rdx
+	or %rdx, %rax
+	mov %rax, 8(%r11)
+	mov %edi, %edx
 	jmp copy
 out_count:
 	mov 24(%r11), %rsi
@@ -764,4 +785,37 @@ reset_insn:
 	incl 12(%r11)
 	cmpl $0, 36(%r11)
 	jne probed
+	ret
+	# Called by the trampolines that stand for rdtsc instructions
+	# (patch.RdtscTrampoline): returns the time-stamp counter in edx:eax
+	# as rdtsc does, every other register and the flags as they were. The
+	# count is a call of gorr's number RDTSC_NR through the stub: buffered
+	# (out_rdtsc reads the counter), or traced (the recorder answers it).
+	# In a process whose calls are all traced (HdrDisabled: it may run a
+	# seccomp filter of its own, which must never judge that number) it
+	# is an rdtsc whose first byte is an int3, which the recorder
+	# emulates as at any patched site.
+	.globl rdtsc_entry
+rdtsc_entry:
+	pushfq
+	push %rcx
+	push %r11
+	movabs $HDR, %r11
+	cmpl $0, 16(%r11)
+	jne 1f
+	mov $RDTSC_NR, %eax
+	call .Lentry
+	mov %rax, %rdx
+	shr $32, %rdx
+	mov %eax, %eax
+	jmp 2f
+1:
+	.globl rdtsc_trap
+rdtsc_trap:
+	int3
+	.byte 0x31
+2:
+	pop %r11
+	pop %rcx
+	popfq
 	ret

@@ -48,8 +48,9 @@ import (
 // (mkdir, unlink, rename, link, symlink, chmod, chown and their variants,
 // setxattr, removexattr) traced; 9: mmap, mprotect, munmap, brk,
 // madvise and prlimit64 traced, write, pwrite64 and close of fds 0-2
-// always traced (no HdrStdio), a 256-byte header.
-const Layout = 10
+// always traced (no HdrStdio), a 256-byte header; 10: without RdtscEntry
+// and RdtscNr.
+const Layout = 11
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
@@ -183,6 +184,18 @@ const (
 	// HdrYield just before the traced syscall (see YieldTaken).
 	YieldJcc  = Base + offYieldJcc
 	YieldPath = Base + offYield
+	// RdtscEntry is what the rdtsc trampolines call instead of the
+	// instruction: it returns the counter in edx:eax and keeps every
+	// other register and the flags (stub_amd64.S rdtsc_entry).
+	RdtscEntry = Base + offRdtscEntry
+	// RdtscInsn is the rdtsc the stub executes for a buffered RdtscNr
+	// call (recording only). Where the kernel traps rdtsc (PR_SET_TSC)
+	// the recorder answers its SIGSEGV without an event of its own: the
+	// count is the call's result.
+	RdtscInsn = Base + offRdtscInsn
+	// RdtscTrap is the int3-patched rdtsc RdtscEntry runs instead of the
+	// call in a process whose calls are all traced (HdrDisabled).
+	RdtscTrap = Base + offRdtscTrap
 )
 
 // YieldTaken tells whether a thread stopped with registers regs has
@@ -200,21 +213,34 @@ func YieldTaken(regs *trace.Regs) bool {
 func IsStub(addr uint64) bool { return addr >= Base && addr < TrampEnd }
 
 // Buffered lists the calls the stub may buffer: those the declarative
-// table (internal/linux) marks Buffered, which stub_amd64.S must match
-// (TestStubMatchesTable). The stub decides from a call's arguments
-// whether it makes it itself; every other call it is handed goes
-// through a traced syscall instruction.
-var Buffered = linux.BufferedCalls()
+// table (internal/linux) marks Buffered, and RdtscNr; stub_amd64.S must
+// match it (TestStubMatchesTable). The stub decides from a call's
+// arguments whether it makes it itself; every other call it is handed
+// goes through a traced syscall instruction.
+var Buffered = append(linux.BufferedCalls(), RdtscNr)
 
 var buffered = func() (b [linux.MaxNr + 1]bool) {
 	for _, nr := range Buffered {
-		b[nr] = true
+		if nr <= linux.MaxNr {
+			b[nr] = true
+		}
 	}
 	return b
 }()
 
 // IsBuffered tells whether nr is in Buffered.
-func IsBuffered(nr int) bool { return nr >= 0 && nr < len(buffered) && buffered[nr] }
+func IsBuffered(nr int) bool {
+	return nr == RdtscNr || nr >= 0 && nr < len(buffered) && buffered[nr]
+}
+
+// RdtscNr is gorr's own call number for an rdtsc instruction that a
+// trampoline sends to the stub (RdtscEntry): above every Linux number,
+// so that the kernel answers it with ENOSYS. Buffered, the stub reads the
+// counter after that answer and makes it the call's result (the
+// recording's SYSCALL_EXIT, which replay hands back as any buffered
+// call's); traced, the recorder answers it with the counter itself.
+// Replay never reads the counter: the result is in the trace.
+const RdtscNr = 1000
 
 // Code returns the stub's code page content (the code and the seccomp
 // program at FilterAt).
