@@ -262,18 +262,7 @@ func ScanCpuidRegs(r io.ReaderAt) ([]CpuidRegSite, error) {
 		return nil, err
 	}
 	out = slices.DeleteFunc(out, func(site CpuidRegSite) bool {
-		// The boundaries inside the displaced bytes.
-		for pc := site.Off; pc < site.Cpuid(); {
-			inst, err := x86asm.Decode(site.Disp[pc-site.Off:], 64)
-			if err != nil {
-				return true
-			}
-			pc += uint64(inst.Len)
-			if _, hit := slices.BinarySearch(targets, pc); hit && pc < site.Cpuid() {
-				return true
-			}
-		}
-		return false
+		return branchedInto(targets, site.Off, site.Disp)
 	})
 	slices.SortFunc(out, func(a, b CpuidRegSite) int { return cmp.Compare(a.Off, b.Off) })
 	return out, nil
@@ -461,4 +450,22 @@ func CpuidRegJump(site, t uint64, s *CpuidRegSite) []byte {
 		b = append(b, 0xcc)
 	}
 	return b
+}
+
+// branchedInto tells whether a direct branch (targets, sorted file
+// offsets) leads between two of the whole instructions code holds at
+// file offset at, where a jump replacing them would land mid-way (or
+// whether code does not decode).
+func branchedInto(targets []uint64, at uint64, code []byte) bool {
+	for pc := 0; pc < len(code); {
+		inst, err := x86asm.Decode(code[pc:], 64)
+		if err != nil || inst.Len == 0 {
+			return true
+		}
+		pc += inst.Len
+		if _, hit := slices.BinarySearch(targets, at+uint64(pc)); hit && pc < len(code) {
+			return true
+		}
+	}
+	return false
 }

@@ -1,6 +1,7 @@
 package patch
 
 import (
+	"cmp"
 	"encoding/binary"
 	"io"
 	"slices"
@@ -77,19 +78,9 @@ func ScanRdtsc(r io.ReaderAt) ([]RdtscSite, error) {
 		return nil, err
 	}
 	out = slices.DeleteFunc(out, func(site RdtscSite) bool {
-		for pc := site.Off + 2; pc < site.Off+site.Len(); {
-			if _, hit := slices.BinarySearch(targets, pc); hit {
-				return true
-			}
-			inst, err := x86asm.Decode(site.Disp[pc-site.Off-2:], 64)
-			if err != nil {
-				return true
-			}
-			pc += uint64(inst.Len)
-		}
-		return false
+		return branchedInto(targets, site.Off, append([]byte{0x0f, 0x31}, site.Disp...))
 	})
-	slices.SortFunc(out, func(a, b RdtscSite) int { return int(a.Off) - int(b.Off) })
+	slices.SortFunc(out, func(a, b RdtscSite) int { return cmp.Compare(a.Off, b.Off) })
 	return out, nil
 }
 
