@@ -254,18 +254,7 @@ func ScanCpuidRegs(r io.ReaderAt) ([]CpuidRegSite, error) {
 			out = append(out, site)
 		}
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	targets, err := BranchTargets(r)
-	if err != nil {
-		return nil, err
-	}
-	out = slices.DeleteFunc(out, func(site CpuidRegSite) bool {
-		return branchedInto(targets, site.Off, site.Disp)
-	})
-	slices.SortFunc(out, func(a, b CpuidRegSite) int { return cmp.Compare(a.Off, b.Off) })
-	return out, nil
+	return unbranched(r, out, func(s CpuidRegSite) (uint64, []byte) { return s.Off, s.Disp })
 }
 
 // decodeCpuidRegs decodes [start, end) linearly and notes, by the offset
@@ -450,6 +439,30 @@ func CpuidRegJump(site, t uint64, s *CpuidRegSite) []byte {
 		b = append(b, 0xcc)
 	}
 	return b
+}
+
+// unbranched returns sites, sorted by offset, without those a direct
+// branch in the file r leads into (branchedInto): each site's offset and
+// the instructions its jump replaces come from code. Without sites, the
+// file is not decoded for branch targets.
+func unbranched[T any](r io.ReaderAt, sites []T, code func(T) (uint64, []byte)) ([]T, error) {
+	if len(sites) == 0 {
+		return nil, nil
+	}
+	targets, err := BranchTargets(r)
+	if err != nil {
+		return nil, err
+	}
+	sites = slices.DeleteFunc(sites, func(s T) bool {
+		at, b := code(s)
+		return branchedInto(targets, at, b)
+	})
+	slices.SortFunc(sites, func(a, b T) int {
+		x, _ := code(a)
+		y, _ := code(b)
+		return cmp.Compare(x, y)
+	})
+	return sites, nil
 }
 
 // branchedInto tells whether a direct branch (targets, sorted file

@@ -1,10 +1,8 @@
 package patch
 
 import (
-	"cmp"
 	"encoding/binary"
 	"io"
-	"slices"
 
 	"golang.org/x/arch/x86/x86asm"
 )
@@ -70,18 +68,7 @@ func ScanRdtsc(r io.ReaderAt) ([]RdtscSite, error) {
 			}
 		}
 	}
-	if len(out) == 0 {
-		return nil, nil
-	}
-	targets, err := BranchTargets(r)
-	if err != nil {
-		return nil, err
-	}
-	out = slices.DeleteFunc(out, func(site RdtscSite) bool {
-		return branchedInto(targets, site.Off, append([]byte{0x0f, 0x31}, site.Disp...))
-	})
-	slices.SortFunc(out, func(a, b RdtscSite) int { return cmp.Compare(a.Off, b.Off) })
-	return out, nil
+	return unbranched(r, out, func(s RdtscSite) (uint64, []byte) { return s.Off, append([]byte{0x0f, 0x31}, s.Disp...) })
 }
 
 // rdtscSite decodes the instructions after the rdtsc at data[pc:] and

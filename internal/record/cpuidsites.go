@@ -249,46 +249,24 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		tr := uint64(base) + uint64(len(page))
 		o := p.at - plans[0].at
 		n := cpuidSiteLen(p.s, p.reg, p.tsc)
-		if o+n > uint64(len(code)) {
+		if o+n > uint64(len(code)) || !patch.InRel32(p.at, tr) {
 			continue
 		}
-		if p.tsc != nil {
-			if !patch.InRel32(p.at, tr) || code[o] != 0x0f || code[o+1] != 0x31 || !slices.Equal(code[o+2:o+n], p.tsc.Disp) {
-				continue
-			}
-			tc, ok := patch.RdtscTrampoline(tr, p.at, p.tsc, slot)
-			if !ok {
-				continue
-			}
-			page = append(page, tc...)
-			writes = append(writes, trace.MemWrite{Addr: p.at, Data: patch.RdtscJump(p.at, tr, p.tsc)})
+		tc, jump, ok := r.trampoline(p.s, p.reg, p.tsc, p.at, tr, code[o:o+n], lookup, slot)
+		if !ok {
+			continue
+		}
+		page = append(page, tc...)
+		writes = append(writes, trace.MemWrite{Addr: p.at, Data: jump})
+		switch {
+		case p.tsc != nil:
 			redirected[p.at] = true
 			ntsc++
-			continue
-		}
-		if p.reg != nil {
-			if !patch.InRel32(p.at, tr) || !slices.Equal(code[o:o+uint64(len(p.reg.Disp))], p.reg.Disp) {
-				continue
-			}
-			tc, ok := patch.CpuidRegTrampoline(tr, p.at, p.reg, lookup)
-			if !ok {
-				continue
-			}
-			page = append(page, tc...)
-			writes = append(writes, trace.MemWrite{Addr: p.at, Data: patch.CpuidRegJump(p.at, tr, p.reg)})
+		case p.reg != nil:
 			nreg++
-			continue
+		default:
+			nconst++
 		}
-		if !patch.InRel32(p.at, tr) || !patch.InRel32(tr+uint64(len(p.s.Mid))+20, p.at+p.s.Len()) {
-			continue
-		}
-		if code[o] != 0xb8 || binary.LittleEndian.Uint32(code[o+1:]) != p.s.Leaf {
-			continue
-		}
-		a, b, c, d := r.emulatedCpuid(p.s.Leaf, p.s.Sub)
-		page = append(page, patch.CpuidTrampoline(tr, p.at, p.s, a, b, c, d)...)
-		writes = append(writes, trace.MemWrite{Addr: p.at, Data: patch.CpuidJump(p.at, tr)})
-		nconst++
 	}
 	if len(writes) > 0 {
 		if err := t.mem.WriteMem(uint64(base), page); err != nil {
@@ -304,6 +282,33 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	}
 	maps, err := tracee.Maps(t.tid)
 	return maps, redirected, err
+}
+
+// trampoline returns the trampoline at tr for the site at at (one of
+// s, reg and tsc) and the jump that replaces the site's bytes, which read
+// code; ok is false when they are not the file's any more or the
+// trampoline does not reach. Looked-up cpuid trampolines call the lookup
+// routine at lookup, rdtsc ones the stub through the slot at slot.
+func (r *recorder) trampoline(s *patch.CpuidSite, reg *patch.CpuidRegSite, tsc *patch.RdtscSite, at, tr uint64, code []byte, lookup, slot uint64) (tc, jump []byte, ok bool) {
+	switch {
+	case tsc != nil:
+		if !slices.Equal(code, append([]byte{0x0f, 0x31}, tsc.Disp...)) {
+			return nil, nil, false
+		}
+		tc, ok = patch.RdtscTrampoline(tr, at, tsc, slot)
+		return tc, patch.RdtscJump(at, tr, tsc), ok
+	case reg != nil:
+		if !slices.Equal(code[:len(reg.Disp)], reg.Disp) {
+			return nil, nil, false
+		}
+		tc, ok = patch.CpuidRegTrampoline(tr, at, reg, lookup)
+		return tc, patch.CpuidRegJump(at, tr, reg), ok
+	}
+	if !patch.InRel32(tr+uint64(len(s.Mid))+20, at+s.Len()) || code[0] != 0xb8 || binary.LittleEndian.Uint32(code[1:]) != s.Leaf {
+		return nil, nil, false
+	}
+	a, b, c, d := r.emulatedCpuid(s.Leaf, s.Sub)
+	return patch.CpuidTrampoline(tr, at, s, a, b, c, d), patch.CpuidJump(at, tr), true
 }
 
 // cpuidSiteLen is how many bytes from a site's start to the end of its
