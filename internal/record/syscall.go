@@ -116,7 +116,7 @@ func (r *recorder) entryContinue(t *task) error {
 		// run the call; rax (-ENOSYS, or what the tracer set) stays.
 		t.emu.sysemu = false
 		r.nullifyCall(t, int64(regs[ptrace.RAX]))
-	} else if nr == syscallbuf.RdtscNr && syscallbuf.IsStub(regs[ptrace.RIP]) {
+	} else if syscallbuf.IsRdtscCall(nr, regs[ptrace.RIP]) {
 		// The stub's rdtsc call, traced (no record free, a yield, a
 		// thread stopping at every call): the counter is its result.
 		a, d := cpu.Rdtsc()
@@ -308,7 +308,7 @@ func (r *recorder) onExit(t *task) error {
 		}
 	}
 	ret := int64(regs[ptrace.RAX])
-	if linux.Lookup(t.sysno) == nil && ret != -int64(unix.ENOSYS) && !(t.sysno == syscallbuf.RdtscNr && syscallbuf.IsStub(t.entry[ptrace.RIP])) {
+	if linux.Lookup(t.sysno) == nil && ret != -int64(unix.ENOSYS) && !syscallbuf.IsRdtscCall(t.sysno, t.entry[ptrace.RIP]) {
 		return &UnsupportedError{Tid: t.tid, Name: linux.Name(t.sysno), Reason: linux.Unknown(t.sysno, ret)}
 	}
 	if t.execed && (t.sysno == unix.SYS_EXECVE || t.sysno == unix.SYS_EXECVEAT) && ret == 0 {

@@ -242,6 +242,10 @@ func IsBuffered(nr int) bool {
 // Replay never reads the counter: the result is in the trace.
 const RdtscNr = 1000
 
+// IsRdtscCall tells whether call nr made at rip is the stub's rdtsc call
+// (the same number from anywhere else is an unknown call: ENOSYS).
+func IsRdtscCall(nr int, rip uint64) bool { return nr == RdtscNr && IsStub(rip) }
+
 // Code returns the stub's code page content (the code and the seccomp
 // program at FilterAt).
 func Code() []byte {
