@@ -283,6 +283,7 @@ type recorder struct {
 	bufSites          map[string][]syscallbuf.Site // by captured file
 	bufCalls          uint64
 	drainBytes        []byte          // drainBuf's scratch: the buffer's new bytes
+	runFlags          []trace.RunFlag // drainBuf's scratch: the run's exit flags
 	sharedRels        map[string]bool // captured files a MAP_SHARED mapping used (Result.SharedFiles)
 	calls             callStats       // by number and path (stats.go)
 }

@@ -221,33 +221,43 @@ func (r *recorder) drainBuf(t *task) error {
 	} else {
 		t.segRegs = cur
 	}
-	// The events are written one at a time and copied by the writer:
-	// one pair serves every record. They all get the time of the drain
-	// (the calls were made since the thread's last stop).
-	entry, exit := &trace.Event{Regs: new(trace.Regs)}, &trace.Event{Regs: new(trace.Regs)}
+	// The records go into the trace as they are (trace.WriteRun); the
+	// reader makes each call's two events of them. The events all get
+	// the time of the drain (the calls were made since the thread's last
+	// stop).
 	defer r.since(phEmit, time.Now())
-	now := uint64(time.Since(r.start))
-	for off := 0; off < len(buf); {
+	run := trace.Run{Tid: int32(t.tid), Cur: &cur, Rip: syscallbuf.SyscallRet, Flags: syscallbuf.EventFlag,
+		Time: uint64(time.Since(r.start)), Records: buf, ExitFlags: r.runFlags[:0]}
+	var fdFlags map[int]uint64 // stdioFlag of the fds written to, once each
+	for off := 0; off < len(buf); run.Calls++ {
 		rec, next, err := syscallbuf.Next(buf, off)
 		if err != nil {
 			return fmt.Errorf("tid %d: %w", t.tid, err)
 		}
 		off = next
-		rec.EventsInto(int32(t.tid), &cur, entry, exit)
 		if fd := int(int32(rec.Regs[0])); (rec.Nr == unix.SYS_WRITE || rec.Nr == unix.SYS_PWRITE64) && rec.Ret > 0 && (fd < 0 || fd > 2) {
 			// (The stub buffers writes to fds 0-2 only once a traced
 			// write showed they are not the recorder's stdio, and
 			// traces them again after anything gives them another
 			// file: HdrStdio.)
-			exit.Flags |= r.stdioFlag(t, fd)
-		}
-		entry.Time, exit.Time = now, now
-		// (One frame for the two: trace.Writer.WriteCall.)
-		if err := r.w.WriteCall(entry, exit); err != nil {
-			return fmt.Errorf("write trace: %w", err)
+			flag, ok := fdFlags[fd]
+			if !ok {
+				flag = r.stdioFlag(t, fd)
+				if fdFlags == nil {
+					fdFlags = map[int]uint64{}
+				}
+				fdFlags[fd] = flag
+			}
+			if flag != 0 {
+				run.ExitFlags = append(run.ExitFlags, trace.RunFlag{Index: run.Calls, Bits: flag})
+			}
 		}
 		r.calls.get(rec.Nr).Buffered++
 		r.bufCalls++
+	}
+	r.runFlags = run.ExitFlags
+	if err := r.w.WriteRun(&run); err != nil {
+		return fmt.Errorf("write trace: %w", err)
 	}
 	// The thread's last event is now a drained call, which no stop
 	// stands at: a loop of buffered calls comes back to the registers of

@@ -324,7 +324,7 @@ func (rp *replayer) endBufRun(t *rtask) error {
 		rec, size, n := syscallbuf.ParseHead(span[b.at[k]-b.at[0]:])
 		var d []string
 		if !sameCall(&rec, entry) {
-			got, _ := rec.Events(t.rec, entry.Regs)
+			got, _ := syscallbuf.Events(&rec, t.rec, entry.Regs)
 			d = compareRegs(entry.Regs, got.Regs)
 		}
 		var addr uint64

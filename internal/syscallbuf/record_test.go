@@ -6,6 +6,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -35,18 +36,18 @@ func TestParseAndEvents(t *testing.T) {
 		t.Fatalf("records %+v", recs)
 	}
 	var cur trace.Regs
-	cur[rCS], cur[21] = 0x33, 0x7f0000001000 // cs, fs_base: from the thread
-	entry, exit := recs[0].Events(7, &cur)
+	cur[machine.CS], cur[21] = 0x33, 0x7f0000001000 // cs, fs_base: from the thread
+	entry, exit := Events(&recs[0], 7, &cur)
 	r := entry.Regs
-	if entry.Kind != trace.KindSyscallEntry || entry.Tid != 7 || r[rRDI] != 0x1000 || r[rRSI] != 0x1001 || r[rRSP] != 0x1000+12 ||
-		r[rEFLAGS] != 0x1000+13 || r[rR11] != r[rEFLAGS] || r[rRIP] != SyscallRet || r[rRCX] != SyscallRet ||
-		int64(r[rRAX]) != -38 || r[rORIGRAX] != 0 || r[rCS] != 0x33 || r[21] != 0x7f0000001000 {
+	if entry.Kind != trace.KindSyscallEntry || entry.Tid != 7 || r[machine.RDI] != 0x1000 || r[machine.RSI] != 0x1001 || r[machine.RSP] != 0x1000+12 ||
+		r[machine.EFLAGS] != 0x1000+13 || r[machine.R11] != r[machine.EFLAGS] || r[machine.RIP] != SyscallRet || r[machine.RCX] != SyscallRet ||
+		int64(r[machine.RAX]) != -38 || r[machine.ORIGRAX] != 0 || r[machine.CS] != 0x33 || r[21] != 0x7f0000001000 {
 		t.Fatalf("entry registers %x", r)
 	}
-	if exit.Kind != trace.KindSyscallExit || exit.Result != 5 || len(exit.Mem) != 1 || exit.Mem[0].Addr != 0x5000 || exit.Regs[rRAX] != 5 {
+	if exit.Kind != trace.KindSyscallExit || exit.Result != 5 || len(exit.Mem) != 1 || exit.Mem[0].Addr != 0x5000 || exit.Regs[machine.RAX] != 5 {
 		t.Fatalf("exit %+v", exit)
 	}
-	if _, exit := recs[1].Events(7, &cur); len(exit.Mem) != 0 {
+	if _, exit := Events(&recs[1], 7, &cur); len(exit.Mem) != 0 {
 		t.Fatalf("getpid wrote memory: %+v", exit.Mem)
 	}
 	// Damaged buffers are errors, not events.
@@ -125,7 +126,7 @@ func TestYieldTaken(t *testing.T) {
 		{SyscallRet, 0x246, false},                 // a buffered call
 		{YieldJcc + uint64(jcc.Len), 0x202, false}, // past the jump, not taken
 	} {
-		regs[rRIP], regs[rEFLAGS] = c.rip, c.flags
+		regs[machine.RIP], regs[machine.EFLAGS] = c.rip, c.flags
 		if got := YieldTaken(&regs); got != c.want {
 			t.Errorf("rip 0x%x flags 0x%x: YieldTaken %v, want %v", c.rip, c.flags, got, c.want)
 		}

@@ -26,9 +26,8 @@ import (
 	"encoding/binary"
 	"fmt"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/gorr-debugger/gorr/internal/linux"
+	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
@@ -150,7 +149,7 @@ const (
 	HdrStdio = 256
 	HdrLen   = 512 // records start at Hdr+HdrLen
 
-	recHdr = 144 // record header; the written bytes follow
+	recHdr = trace.CallRecordHead // record header; the written bytes follow
 )
 
 // Addresses of the stub's entry and instructions.
@@ -205,8 +204,8 @@ const (
 // syscall. (In a recording no placed calls send it back from there.)
 func YieldTaken(regs *trace.Regs) bool {
 	const zf = 1 << 6
-	rip := regs[rRIP]
-	return rip == YieldJcc && regs[rEFLAGS]&zf == 0 || rip >= YieldPath && rip < TracedRet-2
+	rip := regs[machine.RIP]
+	return rip == YieldJcc && regs[machine.EFLAGS]&zf == 0 || rip >= YieldPath && rip < TracedRet-2
 }
 
 // IsStub tells whether addr is in the stub's code or trampolines.
@@ -308,99 +307,32 @@ func Fprog() []byte {
 // FprogAt is where Fprog is kept (after the filter, in the code page).
 const FprogAt = Base + 0xf00
 
-// Record is one buffered call.
-type Record struct {
-	Nr   int
-	Ret  int64
-	Regs [14]uint64 // rdi rsi rdx r10 r8 r9 rbx rbp r12 r13 r14 r15 rsp eflags, as at the syscall instruction
-	Addr uint64     // where the kernel wrote Data
-	Data []byte
-}
+// Record is one buffered call, in the layout the stub writes, which the
+// trace stores as it is (trace.CallRecord).
+type Record = trace.CallRecord
 
 // Next decodes the record at offset off of buf (off < len(buf)) and
 // returns it with the offset of the record after it; its Data alias buf.
 // A drain walks the buffer's bytes between two fill positions with it.
 func Next(buf []byte, off int) (r Record, next int, err error) {
-	if len(buf)-off < recHdr {
-		return r, off, fmt.Errorf("syscall buffer: truncated record at %d", off)
-	}
-	b := buf[off:]
-	size := int(binary.LittleEndian.Uint32(b))
-	r = Record{Nr: int(binary.LittleEndian.Uint32(b[4:])), Ret: int64(binary.LittleEndian.Uint64(b[8:]))}
-	for i := range r.Regs {
-		r.Regs[i] = binary.LittleEndian.Uint64(b[16+8*i:])
-	}
-	r.Addr = binary.LittleEndian.Uint64(b[128:])
-	n := binary.LittleEndian.Uint64(b[136:])
-	if size < recHdr || size > len(b) || n > uint64(size-recHdr) || size%8 != 0 {
-		return Record{}, off, fmt.Errorf("syscall buffer: bad record at %d (size %d, %d bytes written)", off, size, n)
+	r, next, err = trace.NextCallRecord(buf, off)
+	if err != nil {
+		return r, off, fmt.Errorf("syscall buffer: %w", err)
 	}
 	if !IsBuffered(r.Nr) {
 		return Record{}, off, fmt.Errorf("syscall buffer: record at %d for call %d, which is not buffered", off, r.Nr)
 	}
-	if n > 0 {
-		r.Data = b[recHdr : recHdr+int(n) : recHdr+int(n)]
-	}
-	return r, off + size, nil
+	return r, next, nil
 }
-
-// Register indexes in trace.Regs (user_regs_struct order).
-const (
-	rR15 = iota
-	rR14
-	rR13
-	rR12
-	rRBP
-	rRBX
-	rR11
-	rR10
-	rR9
-	rR8
-	rRAX
-	rRCX
-	rRDX
-	rRSI
-	rRDI
-	rORIGRAX
-	rRIP
-	rCS
-	rEFLAGS
-	rRSP
-)
 
 // Events returns the SYSCALL_ENTRY and SYSCALL_EXIT events of record r
 // of thread tid, with the registers ptrace would have shown at the
 // call's entry stop. cur supplies what the stub does not save (segment
 // registers and bases, which only traced calls change).
-func (r *Record) Events(tid int32, cur *trace.Regs) (entry, exit *trace.Event) {
+func Events(r *Record, tid int32, cur *trace.Regs) (entry, exit *trace.Event) {
 	entry, exit = &trace.Event{Regs: new(trace.Regs)}, &trace.Event{Regs: new(trace.Regs)}
-	r.EventsInto(tid, cur, entry, exit)
+	r.EventsInto(tid, cur, SyscallRet, EventFlag, entry, exit)
 	return entry, exit
-}
-
-// EventsInto is Events writing into entry and exit, whose Regs must
-// point to registers it may overwrite (a drain reuses them: the trace
-// writer copies what it is given).
-func (r *Record) EventsInto(tid int32, cur *trace.Regs, entry, exit *trace.Event) {
-	regs := entry.Regs
-	*regs = *cur
-	g := r.Regs
-	regs[rRDI], regs[rRSI], regs[rRDX], regs[rR10], regs[rR8], regs[rR9] = g[0], g[1], g[2], g[3], g[4], g[5]
-	regs[rRBX], regs[rRBP], regs[rR12], regs[rR13], regs[rR14], regs[rR15] = g[6], g[7], g[8], g[9], g[10], g[11]
-	regs[rRSP], regs[rEFLAGS], regs[rR11] = g[12], g[13], g[13]
-	enosys := -int64(unix.ENOSYS)
-	regs[rRAX] = uint64(enosys) // as the kernel sets it at entry
-	regs[rORIGRAX] = uint64(r.Nr)
-	regs[rRIP], regs[rRCX] = SyscallRet, SyscallRet
-	*entry = trace.Event{Kind: trace.KindSyscallEntry, Tid: tid, Sysno: int32(r.Nr), Regs: regs, Flags: EventFlag}
-	out := exit.Regs
-	*out = *regs
-	out[rRAX] = uint64(r.Ret)
-	mem := exit.Mem[:0]
-	*exit = trace.Event{Kind: trace.KindSyscallExit, Tid: tid, Sysno: int32(r.Nr), Result: r.Ret, Regs: out, Flags: EventFlag}
-	if len(r.Data) > 0 {
-		exit.Mem = append(mem, trace.MemWrite{Addr: r.Addr, Data: r.Data})
-	}
 }
 
 // RecordAt is the address of the record at fill position fill.

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 
 	"github.com/gorr-debugger/gorr/internal/machine"
 )
@@ -53,6 +54,21 @@ const (
 	// The writer uses it when it is the shorter (always, but for the
 	// stream's first registers). Format 4.
 	evRegsDelta = 22
+	// evRun (len: Run message), in a KindSyscallExit frame with Tid,
+	// Time and Regs: the frame holds the SYSCALL_ENTRY and SYSCALL_EXIT
+	// of each call of a run of buffered calls (callrec.go), rebuilt from
+	// the call records with the frame's Regs for what a record does not
+	// hold. Format 6.
+	evRun = 23
+)
+
+// Run field numbers.
+const (
+	runCalls   = 1 // varint: number of records (> 0)
+	runFlags   = 2 // varint: Flags of every event
+	runRip     = 3 // varint: rip and rcx of every event
+	runRecords = 4 // len: the records (in the frame: a run is read whole, from the events stream only)
+	runExits   = 5 // len: uvarint pairs (index delta from the previous pair's, bits): Flags added to some exits
 )
 
 // MemWrite field numbers.
@@ -148,6 +164,7 @@ type encoder struct {
 	data    []byte   // pending data stream bytes
 	dataOff uint64   // data stream offset of the end of data
 	sub     []byte   // scratch for nested messages
+	delta   []byte   // scratch for register changes (appendPairFrame)
 	base    regsBase // the registers of the last frame with Regs
 }
 
@@ -519,20 +536,20 @@ func decodeBlob(field uint64, p []byte, data dataSource) ([]byte, error) {
 
 // decodeEvent decodes one frame. Errors are *frameError for a frame that
 // does not decode, or whatever data returned.
-// decodeEvent decodes frame b: one event, or two for a frame with
-// evPair (entry, then ev).
+// decodeEvent decodes frame b: one event, two for a frame with evPair
+// (entry, then ev), or a run of calls (evRun: run, the others nil).
 // base is the stream's last registers (evRegsDelta); decodeEvent
 // updates it.
-func decodeEvent(b []byte, data dataSource, base *regsBase, slab *evSlab) (entry, ev *Event, err error) {
+func decodeEvent(b []byte, data dataSource, base *regsBase, slab *evSlab) (entry, ev *Event, run *callRun, err error) {
 	er := slab.get()
 	ev = &er.ev
 	var empty uint64
-	var pair []byte
+	var pair, runField []byte
 	m := msgReader{b}
 	for {
 		field, wire, v, p, ok, err := m.next()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		if !ok {
 			break
@@ -540,19 +557,19 @@ func decodeEvent(b []byte, data dataSource, base *regsBase, slab *evSlab) (entry
 		switch field {
 		case evKind:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if v > math.MaxUint8 {
-				return nil, nil, badFrame("field %d: kind %d out of range", field, v)
+				return nil, nil, nil, badFrame("field %d: kind %d out of range", field, v)
 			}
 			ev.Kind = Kind(v)
 		case evTid, evSysno, evSigno, evNewTid:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			x, err := toInt32(field, v)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			switch field {
 			case evTid:
@@ -566,24 +583,24 @@ func decodeEvent(b []byte, data dataSource, base *regsBase, slab *evSlab) (entry
 			}
 		case evResult:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.Result = unzigzag(v)
 		case evFlags:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.Flags = v
 		case evRegs, evRegs2:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			r := &er.regs
 			if field == evRegs2 {
 				r = new(Regs)
 			}
 			if err := decodeRegs(field, p, r); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if field == evRegs {
 				ev.Regs = r
@@ -593,20 +610,20 @@ func decodeEvent(b []byte, data dataSource, base *regsBase, slab *evSlab) (entry
 			}
 		case evRegsDelta:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if err := decodeRegsDelta(p, base, &er.regs); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.Regs = &er.regs
 			base.r = er.regs
 		case evXState, evSigInfo:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			d, err := decodeBlob(field, p, data)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			if field == evXState {
 				ev.XState = d
@@ -615,71 +632,76 @@ func decodeEvent(b []byte, data dataSource, base *regsBase, slab *evSlab) (entry
 			}
 		case evMem:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			mw, err := decodeMemWrite(p, data)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.Mem = append(ev.Mem, mw)
 		case evMaps:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			mp, err := decodeMapping(p)
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.Maps = append(ev.Maps, mp)
 		case evText:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.Text = string(p)
 		case evSum:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.Checksum = v
 		case evStack:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.StackSum = v
 		case evTime:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.Time = v
 		case evSkip:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			for q := p; len(q) > 0; {
 				a, n := binary.Uvarint(q)
 				if n <= 0 {
-					return nil, nil, badFrame("field %d: bad span", field)
+					return nil, nil, nil, badFrame("field %d: bad span", field)
 				}
 				l, m := binary.Uvarint(q[n:])
 				if m <= 0 {
-					return nil, nil, badFrame("field %d: bad span", field)
+					return nil, nil, nil, badFrame("field %d: bad span", field)
 				}
 				ev.Skip = append(ev.Skip, Span{Addr: a, Len: l})
 				q = q[n+m:]
 			}
 		case evSums:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			ev.PageSums = append([]byte(nil), p...)
 		case evEmpty:
 			if err := wantWire(field, wire, wireVarint); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			empty = v
+		case evRun:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, nil, nil, err
+			}
+			runField = p
 		case evPair:
 			if err := wantWire(field, wire, wireLen); err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
 			}
 			pair = p
 		}
@@ -692,10 +714,19 @@ func decodeEvent(b []byte, data dataSource, base *regsBase, slab *evSlab) (entry
 	}
 	if pair != nil {
 		if entry, err = pairEntry(ev, pair, slab); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
-	return entry, ev, nil
+	if runField != nil {
+		if pair != nil {
+			return nil, nil, nil, badFrame("field %d: a run in a paired frame", evRun)
+		}
+		if run, err = decodeRun(ev, runField); err != nil {
+			return nil, nil, nil, err
+		}
+		return nil, nil, run, nil
+	}
+	return entry, ev, nil, nil
 }
 
 // pairEntry rebuilds the SYSCALL_ENTRY that the evPair field p of exit
@@ -797,3 +828,211 @@ func decodeMapping(b []byte) (Mapping, error) {
 		}
 	}
 }
+
+// simplePair tells whether exit, paired with its entry (pairable), has
+// nothing but what a call drained from the syscall buffer has: at most
+// one memory write, no maps, signal or checksums. appendPairFrame
+// encodes such a pair in one pass; it is most of a trace's events.
+func simplePair(exit *Event) bool {
+	return exit.Signo == 0 && exit.NewTid == 0 && exit.Regs2 == nil && exit.XState == nil && exit.SigInfo == nil &&
+		len(exit.Mem) <= 1 && exit.Maps == nil && exit.Text == "" && exit.Checksum == 0 && exit.StackSum == 0 &&
+		exit.Skip == nil && exit.PageSums == nil
+}
+
+// appendPairFrame appends the frame appendFrame(b, exit, entry) appends,
+// for a pair simplePair accepts, without its general passes.
+func (e *encoder) appendPairFrame(b []byte, exit, entry *Event) []byte {
+	r := exit.Regs
+	if !e.base.ok {
+		return e.appendFrame(b, exit, entry)
+	}
+	// The registers as a change from the last frame's (appendRegsDelta).
+	var mask uint64
+	for i := range r {
+		if r[i] != e.base.r[i] {
+			mask |= 1 << i
+		}
+	}
+	d := binary.AppendUvarint(e.delta[:0], mask)
+	for m := mask; m != 0; m &= m - 1 {
+		i := bits.TrailingZeros64(m)
+		d = binary.AppendUvarint(d, zigzag(int64(r[i]-e.base.r[i])))
+	}
+	e.delta = d
+	e.base.r = *r
+	raw := len(d) >= regsSize
+	b = appendUint(b, evKind, uint64(exit.Kind))
+	b = appendSint(b, evTid, int64(exit.Tid))
+	b = appendSint(b, evSysno, int64(exit.Sysno))
+	b = appendSint(b, evResult, exit.Result)
+	b = appendUint(b, evFlags, exit.Flags)
+	if raw {
+		b = appendRegs(b, evRegs, r)
+	}
+	if len(exit.Mem) == 1 {
+		m := &exit.Mem[0]
+		s := appendUint(e.sub[:0], memAddr, m.Addr)
+		s = e.appendBlob(s, memData, m.Data)
+		e.sub = s
+		b = e.appendSub(b, evMem, s)
+	}
+	b = appendUint(b, evTime, exit.Time)
+	if exit.Mem != nil && len(exit.Mem) == 0 {
+		b = appendUint(b, evEmpty, 1)
+	}
+	var pr [2 * binary.MaxVarintLen64]byte
+	p := binary.AppendUvarint(pr[:0], entry.Regs[machine.RAX])
+	b = appendBytes(b, evPair, binary.AppendUvarint(p, entry.Flags))
+	if !raw {
+		b = appendBytes(b, evRegsDelta, d)
+	}
+	return b
+}
+
+// appendRunFrame appends the frame of run (evRun) but for its last
+// bytes, the records, which the caller appends after it.
+func (e *encoder) appendRunFrame(b []byte, run *Run) []byte {
+	b = appendUint(b, evKind, uint64(KindSyscallExit))
+	b = appendSint(b, evTid, int64(run.Tid))
+	b = appendUint(b, evTime, run.Time)
+	b = e.appendRegsDelta(b, run.Cur)
+	s := appendUint(e.sub[:0], runCalls, uint64(run.Calls))
+	s = appendUint(s, runFlags, run.Flags)
+	s = appendUint(s, runRip, run.Rip)
+	if len(run.ExitFlags) > 0 {
+		var x []byte
+		prev := 0
+		for _, f := range run.ExitFlags {
+			x = binary.AppendUvarint(x, uint64(f.Index-prev))
+			x = binary.AppendUvarint(x, f.Bits)
+			prev = f.Index
+		}
+		s = appendBytes(s, runExits, x)
+	}
+	s = appendTag(s, runRecords, wireLen)
+	s = binary.AppendUvarint(s, uint64(len(run.Records)))
+	e.sub = s
+	b = appendTag(b, evRun, wireLen)
+	b = binary.AppendUvarint(b, uint64(len(s)+len(run.Records)))
+	return append(b, s...)
+}
+
+// callRun is a run frame being read: the calls of its records not yet
+// returned (Reader.runNext).
+type callRun struct {
+	tid          int32
+	cur          Regs
+	rip, flags   uint64
+	time         uint64
+	recs         []byte // the records; read from off
+	off          int
+	index, calls int
+	exits        []RunFlag
+}
+
+// decodeRun decodes the evRun field p of frame ev (its template: Tid,
+// Time, Regs) and checks every record. The run keeps p's records.
+func decodeRun(ev *Event, p []byte) (*callRun, error) {
+	if ev.Kind != KindSyscallExit || ev.Regs == nil {
+		return nil, badFrame("field %d: a run in a frame of kind %d without registers", evRun, ev.Kind)
+	}
+	run := &callRun{tid: ev.Tid, cur: *ev.Regs, time: ev.Time}
+	var recs []byte
+	m := msgReader{p}
+	for {
+		field, wire, v, q, ok, err := m.next()
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			break
+		}
+		switch field {
+		case runCalls, runFlags, runRip:
+			if err := wantWire(field, wire, wireVarint); err != nil {
+				return nil, err
+			}
+			switch field {
+			case runCalls:
+				if v > maxFrameLen {
+					return nil, badFrame("run of %d calls", v)
+				}
+				run.calls = int(v)
+			case runFlags:
+				run.flags = v
+			case runRip:
+				run.rip = v
+			}
+		case runRecords:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, err
+			}
+			recs = q // the Reader gives the run the frame (Reader.next)
+		case runExits:
+			if err := wantWire(field, wire, wireLen); err != nil {
+				return nil, err
+			}
+			idx := 0
+			for len(q) > 0 {
+				d, n := binary.Uvarint(q)
+				if n <= 0 {
+					return nil, badFrame("run: bad exit flags")
+				}
+				bits, k := binary.Uvarint(q[n:])
+				if k <= 0 {
+					return nil, badFrame("run: bad exit flags")
+				}
+				q = q[n+k:]
+				if d > uint64(run.calls) || idx+int(d) >= run.calls || len(run.exits) > 0 && d == 0 {
+					return nil, badFrame("run: exit flags of call %d+%d of %d", idx, d, run.calls)
+				}
+				idx += int(d)
+				run.exits = append(run.exits, RunFlag{Index: idx, Bits: bits})
+			}
+		}
+	}
+	if run.calls == 0 {
+		return nil, badFrame("run without calls")
+	}
+	n := 0
+	for off := 0; off < len(recs); n++ {
+		_, next, err := NextCallRecord(recs, off)
+		if err != nil {
+			return nil, badFrame("run: %v", err)
+		}
+		off = next
+	}
+	if n != run.calls {
+		return nil, badFrame("run of %d calls holds %d records", run.calls, n)
+	}
+	run.recs = recs
+	return run, nil
+}
+
+// next returns the entry and exit events of the run's next call.
+func (run *callRun) next(slab *evSlab) (entry, exit *Event) {
+	rec, next, _ := NextCallRecord(run.recs, run.off) // checked by decodeRun
+	run.off = next
+	a, b := slab.get(), slab.get()
+	a.ev.Regs, b.ev.Regs = &a.regs, &b.regs
+	rec.EventsInto(run.tid, &run.cur, run.rip, run.flags, &a.ev, &b.ev)
+	a.ev.Time, b.ev.Time = run.time, run.time
+	if len(run.exits) > 0 && run.exits[0].Index == run.index {
+		b.ev.Flags |= run.exits[0].Bits
+		run.exits = run.exits[1:]
+	}
+	run.index++
+	return &a.ev, &b.ev
+}
+
+// clone copies run (its records and exit flags are not written to).
+func (run *callRun) clone() *callRun {
+	if run == nil {
+		return nil
+	}
+	c := *run
+	return &c
+}
+
+// done tells whether every call of run was returned.
+func (run *callRun) done() bool { return run.index == run.calls }

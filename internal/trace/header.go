@@ -23,7 +23,8 @@ const (
 	// 5: rdtsc and cpuid trapped per process (ExecUntrapped, TrapsAfter;
 	// a reader that ignores them traps everywhere, which replays the
 	// same).
-	FormatVersion = 5
+	// 6: runs of buffered calls stored as call records (evRun).
+	FormatVersion = 6
 	// ReaderVersion is the highest RequiredReaderVersion this package can
 	// read. A writer sets RequiredReaderVersion to the oldest reader
 	// version that reads its traces correctly; it is bumped only for
@@ -32,10 +33,12 @@ const (
 	// the field and lose the entry events).
 	// 3: readers of register changes (evRegsDelta: a reader of version
 	// 2 would skip the field and lose the registers).
-	ReaderVersion = 3
+	// 4: readers of runs (evRun: a reader of version 3 would skip the
+	// field and lose the calls).
+	ReaderVersion = 4
 	// requiredReader is the RequiredReaderVersion of the traces this
 	// package writes.
-	requiredReader = 3
+	requiredReader = 4
 )
 
 // Names of the entries of a trace directory.

@@ -26,6 +26,8 @@ type Reader struct {
 	// pending is the exit event of a paired frame whose entry Next
 	// returned last (evPair).
 	pending *Event
+	// run is the run frame whose calls are being returned (evRun).
+	run *callRun
 	// base is the last registers read (evRegsDelta).
 	base  regsBase
 	slab  evSlab // where decoded events are allocated
@@ -140,6 +142,10 @@ func (r *Reader) read() (*Event, error) {
 		r.n++
 		return ev, nil
 	}
+	if r.run != nil {
+		r.n++
+		return r.runNext(), nil
+	}
 	ev, err := r.next()
 	if err != nil {
 		r.err = err
@@ -185,9 +191,9 @@ func (r *Reader) next() (*Event, error) {
 	if err != nil {
 		return nil, r.streamErr(err, "frame")
 	}
-	entry, ev, err := decodeEvent(r.frame, r.readData, &r.base, &r.slab)
-	if cap(r.frame) > 4*eventsBlockSize {
-		r.frame = nil
+	entry, ev, run, err := decodeEvent(r.frame, r.readData, &r.base, &r.slab)
+	if cap(r.frame) > 4*eventsBlockSize || run != nil {
+		r.frame = nil // (a run keeps its frame's records and the exits' bytes alias them)
 	}
 	if err != nil {
 		var fe *frameError
@@ -195,6 +201,13 @@ func (r *Reader) next() (*Event, error) {
 			return nil, r.frameCorrupt(fe.reason)
 		}
 		return nil, err
+	}
+	if run != nil {
+		if r.beyondCount(2 * uint64(run.calls)) {
+			return nil, r.tooManyEvents()
+		}
+		r.run = run
+		return r.runNext(), nil
 	}
 	if entry != nil {
 		if r.beyondCount(2) {
@@ -204,6 +217,17 @@ func (r *Reader) next() (*Event, error) {
 		return entry, nil
 	}
 	return ev, nil
+}
+
+// runNext returns the entry of the next call of the run being read and
+// keeps its exit as the pending event.
+func (r *Reader) runNext() *Event {
+	entry, exit := r.run.next(&r.slab)
+	if r.run.done() {
+		r.run = nil
+	}
+	r.pending = exit
+	return entry
 }
 
 // beyondCount tells whether k more events would exceed the EventCount
@@ -293,7 +317,8 @@ func (r *Reader) readData(off, n uint64) ([]byte, error) {
 type Mark struct {
 	n            uint64
 	events, data streamMark
-	pending      *Event // a copy of Reader.pending
+	pending      *Event   // a copy of Reader.pending
+	run          *callRun // a copy of Reader.run
 	base         regsBase
 	// skip is how many events to read and drop after restoring the
 	// streams: a prefetching Reader marks a position inside a batch as
@@ -317,7 +342,7 @@ func (r *Reader) Mark() Mark {
 
 // streamMark is the position of the streams.
 func (r *Reader) streamMark() Mark {
-	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark(), pending: cloneEvent(r.pending), base: r.base}
+	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark(), pending: cloneEvent(r.pending), run: r.run.clone(), base: r.base}
 }
 
 // Seek moves a Reader that has not failed to a position marked on a
@@ -346,6 +371,7 @@ func (r *Reader) Seek(m Mark) error {
 	}
 	r.n = m.n - m.skip
 	r.pending = cloneEvent(m.pending)
+	r.run = m.run.clone()
 	r.base = m.base
 	for range m.skip {
 		if _, err := r.read(); err != nil {

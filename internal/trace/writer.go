@@ -319,6 +319,38 @@ func (w *Writer) write(ev, entry *Event) error {
 	if err := checkEvent(ev); err != nil {
 		return err
 	}
+	n := uint64(1)
+	if entry != nil {
+		n = 2
+	}
+	return w.put(n, nil, func(b []byte) []byte {
+		if entry != nil && simplePair(ev) {
+			return w.enc.appendPairFrame(b, ev, entry)
+		}
+		return w.enc.appendFrame(b, ev, entry)
+	})
+}
+
+// WriteRun appends the SYSCALL_ENTRY and SYSCALL_EXIT events of each
+// call of run (CallRecord.EventsInto), in one frame that holds the
+// records as they are (evRun). The Reader returns the events as if
+// WriteCall had written them, but for Mem: the exits share one copy of
+// the records' output bytes.
+func (w *Writer) WriteRun(run *Run) error {
+	if run.Calls == 0 {
+		return nil
+	}
+	if len(run.Records) > maxBlobLen {
+		return fmt.Errorf("trace: run of %d bytes exceeds the limit of %d bytes", len(run.Records), maxBlobLen)
+	}
+	// The frame ends with the records (appendRunFrame), which are
+	// copied once, from run.Records to the pending events.
+	return w.put(2*uint64(run.Calls), run.Records, func(b []byte) []byte { return w.enc.appendRunFrame(b, run) })
+}
+
+// put appends the frame made of the bytes encode appends and then tail,
+// which holds n events.
+func (w *Writer) put(n uint64, tail []byte, encode func([]byte) []byte) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
@@ -328,17 +360,28 @@ func (w *Writer) write(ev, entry *Event) error {
 		return err
 	}
 	dataLen, dataOff, base := len(w.enc.data), w.enc.dataOff, w.enc.base
-	n := uint64(1)
-	if entry != nil {
-		n = 2
-	}
-	w.frame = w.enc.appendFrame(w.frame[:0], ev, entry)
-	if len(w.frame) > maxFrameLen {
+	w.frame = encode(w.frame[:0])
+	size := len(w.frame) + len(tail)
+	if size > maxFrameLen {
 		w.enc.data, w.enc.dataOff, w.enc.base = w.enc.data[:dataLen], dataOff, base
-		return fmt.Errorf("trace: event frame of %d bytes exceeds the limit of %d bytes", len(w.frame), maxFrameLen)
+		return fmt.Errorf("trace: event frame of %d bytes exceeds the limit of %d bytes", size, maxFrameLen)
 	}
-	w.evBuf = binary.AppendUvarint(w.evBuf, uint64(len(w.frame)))
+	if need := binary.MaxVarintLen64 + size; cap(w.evBuf)-len(w.evBuf) < need && len(tail) > 0 {
+		// A frame of a run is big: rather than grow the pending bytes
+		// (a copy of them, on memory touched for the first time), hand
+		// them on and take a buffer the frame fits in.
+		if len(w.evBuf) > 0 {
+			if err := w.flushLocked(); err != nil {
+				return err
+			}
+		}
+		if cap(w.evBuf) < need {
+			w.evBuf = w.buffer(need)
+		}
+	}
+	w.evBuf = binary.AppendUvarint(w.evBuf, uint64(size))
 	w.evBuf = append(w.evBuf, w.frame...)
+	w.evBuf = append(w.evBuf, tail...)
 	w.count += n
 	if cap(w.frame) > 4*eventsBlockSize {
 		w.frame = nil
