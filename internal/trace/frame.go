@@ -917,17 +917,18 @@ func (e *encoder) appendRunFrame(b []byte, run *Run) []byte {
 	return append(b, s...)
 }
 
-// callRun is a run frame being read: the calls of its records not yet
+// callRun is a run frame being read: the events of its calls not yet
 // returned (Reader.runNext).
 type callRun struct {
 	tid          int32
 	cur          Regs
 	rip, flags   uint64
 	time         uint64
-	recs         []byte // the records; read from off
+	recs         []byte // the records, in the Reader's frame; read from off
 	off          int
 	index, calls int
 	exits        []RunFlag
+	exit         *Event // the exit of call index-1, not returned yet
 }
 
 // decodeRun decodes the evRun field p of frame ev (its template: Tid,
@@ -1009,10 +1010,18 @@ func decodeRun(ev *Event, p []byte) (*callRun, error) {
 	return run, nil
 }
 
-// next returns the entry and exit events of the run's next call.
-func (run *callRun) next(slab *evSlab) (entry, exit *Event) {
+// next returns the run's next event: a call's entry, then its exit.
+// The exit's bytes are a copy: the records are the Reader's frame.
+func (run *callRun) next(slab *evSlab) *Event {
+	if ev := run.exit; ev != nil {
+		run.exit = nil
+		return ev
+	}
 	rec, next, _ := NextCallRecord(run.recs, run.off) // checked by decodeRun
 	run.off = next
+	if rec.Data != nil {
+		rec.Data = append(make([]byte, 0, len(rec.Data)), rec.Data...)
+	}
 	a, b := slab.get(), slab.get()
 	a.ev.Regs, b.ev.Regs = &a.regs, &b.regs
 	rec.EventsInto(run.tid, &run.cur, run.rip, run.flags, &a.ev, &b.ev)
@@ -1022,17 +1031,9 @@ func (run *callRun) next(slab *evSlab) (entry, exit *Event) {
 		run.exits = run.exits[1:]
 	}
 	run.index++
-	return &a.ev, &b.ev
+	run.exit = &b.ev
+	return &a.ev
 }
 
-// clone copies run (its records and exit flags are not written to).
-func (run *callRun) clone() *callRun {
-	if run == nil {
-		return nil
-	}
-	c := *run
-	return &c
-}
-
-// done tells whether every call of run was returned.
-func (run *callRun) done() bool { return run.index == run.calls }
+// done tells whether every event of run was returned.
+func (run *callRun) done() bool { return run.index == run.calls && run.exit == nil }

@@ -26,8 +26,12 @@ type Reader struct {
 	// pending is the exit event of a paired frame whose entry Next
 	// returned last (evPair).
 	pending *Event
-	// run is the run frame whose calls are being returned (evRun).
-	run *callRun
+	// run is the run frame whose calls are being returned (evRun); its
+	// records are in frame. runStart is the position before its frame:
+	// a Mark inside a run is that position and the events to read again
+	// (Mark.skip), so that no Mark keeps a run's records.
+	run      *callRun
+	runStart Mark
 	// base is the last registers read (evRegsDelta).
 	base  regsBase
 	slab  evSlab // where decoded events are allocated
@@ -156,6 +160,7 @@ func (r *Reader) read() (*Event, error) {
 }
 
 func (r *Reader) next() (*Event, error) {
+	start, dataStart := r.events.mark(), r.data.mark() // (runStart)
 	// Length prefix: a varint that may span blocks.
 	var l uint64
 	var shift uint
@@ -191,9 +196,10 @@ func (r *Reader) next() (*Event, error) {
 	if err != nil {
 		return nil, r.streamErr(err, "frame")
 	}
+	base := r.base
 	entry, ev, run, err := decodeEvent(r.frame, r.readData, &r.base, &r.slab)
-	if cap(r.frame) > 4*eventsBlockSize || run != nil {
-		r.frame = nil // (a run keeps its frame's records and the exits' bytes alias them)
+	if cap(r.frame) > 4*eventsBlockSize && run == nil {
+		r.frame = nil
 	}
 	if err != nil {
 		var fe *frameError
@@ -207,6 +213,7 @@ func (r *Reader) next() (*Event, error) {
 			return nil, r.tooManyEvents()
 		}
 		r.run = run
+		r.runStart = Mark{n: r.n, events: start, data: dataStart, base: base}
 		return r.runNext(), nil
 	}
 	if entry != nil {
@@ -219,15 +226,13 @@ func (r *Reader) next() (*Event, error) {
 	return ev, nil
 }
 
-// runNext returns the entry of the next call of the run being read and
-// keeps its exit as the pending event.
+// runNext returns the next event of the run being read.
 func (r *Reader) runNext() *Event {
-	entry, exit := r.run.next(&r.slab)
+	ev := r.run.next(&r.slab)
 	if r.run.done() {
 		r.run = nil
 	}
-	r.pending = exit
-	return entry
+	return ev
 }
 
 // beyondCount tells whether k more events would exceed the EventCount
@@ -317,8 +322,7 @@ func (r *Reader) readData(off, n uint64) ([]byte, error) {
 type Mark struct {
 	n            uint64
 	events, data streamMark
-	pending      *Event   // a copy of Reader.pending
-	run          *callRun // a copy of Reader.run
+	pending      *Event // a copy of Reader.pending
 	base         regsBase
 	// skip is how many events to read and drop after restoring the
 	// streams: a prefetching Reader marks a position inside a batch as
@@ -342,7 +346,13 @@ func (r *Reader) Mark() Mark {
 
 // streamMark is the position of the streams.
 func (r *Reader) streamMark() Mark {
-	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark(), pending: cloneEvent(r.pending), run: r.run.clone(), base: r.base}
+	if r.run != nil {
+		m := r.runStart
+		m.skip = r.n - m.n
+		m.n = r.n
+		return m
+	}
+	return Mark{n: r.n, events: r.events.mark(), data: r.data.mark(), pending: cloneEvent(r.pending), base: r.base}
 }
 
 // Seek moves a Reader that has not failed to a position marked on a
@@ -371,7 +381,7 @@ func (r *Reader) Seek(m Mark) error {
 	}
 	r.n = m.n - m.skip
 	r.pending = cloneEvent(m.pending)
-	r.run = m.run.clone()
+	r.run = nil
 	r.base = m.base
 	for range m.skip {
 		if _, err := r.read(); err != nil {
