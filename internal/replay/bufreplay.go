@@ -297,6 +297,12 @@ func outBytes(x *trace.Event) int {
 func (rp *replayer) endBufRun(t *rtask) error {
 	b := t.bufRun
 	t.bufRun = nil
+	if len(b.at) == 0 {
+		// A stretch the task ran through at once (stopEnd in
+		// startBufRun), checked at that stop: only its events were
+		// still to pass over.
+		return nil
+	}
 	defer t.reuse(b.evs, b.at)
 	// The count of calls left and the records of all the calls, in one
 	// system call (the stub has usually replayed them all).
