@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
 
 	"github.com/gorr-debugger/gorr/internal/machine"
 )
@@ -164,7 +163,6 @@ type encoder struct {
 	data    []byte   // pending data stream bytes
 	dataOff uint64   // data stream offset of the end of data
 	sub     []byte   // scratch for nested messages
-	delta   []byte   // scratch for register changes (appendPairFrame)
 	base    regsBase // the registers of the last frame with Regs
 }
 
@@ -827,66 +825,6 @@ func decodeMapping(b []byte) (Mapping, error) {
 			}
 		}
 	}
-}
-
-// simplePair tells whether exit, paired with its entry (pairable), has
-// nothing but what a call drained from the syscall buffer has: at most
-// one memory write, no maps, signal or checksums. appendPairFrame
-// encodes such a pair in one pass; it is most of a trace's events.
-func simplePair(exit *Event) bool {
-	return exit.Signo == 0 && exit.NewTid == 0 && exit.Regs2 == nil && exit.XState == nil && exit.SigInfo == nil &&
-		len(exit.Mem) <= 1 && exit.Maps == nil && exit.Text == "" && exit.Checksum == 0 && exit.StackSum == 0 &&
-		exit.Skip == nil && exit.PageSums == nil
-}
-
-// appendPairFrame appends the frame appendFrame(b, exit, entry) appends,
-// for a pair simplePair accepts, without its general passes.
-func (e *encoder) appendPairFrame(b []byte, exit, entry *Event) []byte {
-	r := exit.Regs
-	if !e.base.ok {
-		return e.appendFrame(b, exit, entry)
-	}
-	// The registers as a change from the last frame's (appendRegsDelta).
-	var mask uint64
-	for i := range r {
-		if r[i] != e.base.r[i] {
-			mask |= 1 << i
-		}
-	}
-	d := binary.AppendUvarint(e.delta[:0], mask)
-	for m := mask; m != 0; m &= m - 1 {
-		i := bits.TrailingZeros64(m)
-		d = binary.AppendUvarint(d, zigzag(int64(r[i]-e.base.r[i])))
-	}
-	e.delta = d
-	e.base.r = *r
-	raw := len(d) >= regsSize
-	b = appendUint(b, evKind, uint64(exit.Kind))
-	b = appendSint(b, evTid, int64(exit.Tid))
-	b = appendSint(b, evSysno, int64(exit.Sysno))
-	b = appendSint(b, evResult, exit.Result)
-	b = appendUint(b, evFlags, exit.Flags)
-	if raw {
-		b = appendRegs(b, evRegs, r)
-	}
-	if len(exit.Mem) == 1 {
-		m := &exit.Mem[0]
-		s := appendUint(e.sub[:0], memAddr, m.Addr)
-		s = e.appendBlob(s, memData, m.Data)
-		e.sub = s
-		b = e.appendSub(b, evMem, s)
-	}
-	b = appendUint(b, evTime, exit.Time)
-	if exit.Mem != nil && len(exit.Mem) == 0 {
-		b = appendUint(b, evEmpty, 1)
-	}
-	var pr [2 * binary.MaxVarintLen64]byte
-	p := binary.AppendUvarint(pr[:0], entry.Regs[machine.RAX])
-	b = appendBytes(b, evPair, binary.AppendUvarint(p, entry.Flags))
-	if !raw {
-		b = appendBytes(b, evRegsDelta, d)
-	}
-	return b
 }
 
 // appendRunFrame appends the frame of run (evRun) but for its last

@@ -323,19 +323,13 @@ func (w *Writer) write(ev, entry *Event) error {
 	if entry != nil {
 		n = 2
 	}
-	return w.put(n, nil, func(b []byte) []byte {
-		if entry != nil && simplePair(ev) {
-			return w.enc.appendPairFrame(b, ev, entry)
-		}
-		return w.enc.appendFrame(b, ev, entry)
-	})
+	return w.put(n, nil, func(b []byte) []byte { return w.enc.appendFrame(b, ev, entry) })
 }
 
 // WriteRun appends the SYSCALL_ENTRY and SYSCALL_EXIT events of each
 // call of run (CallRecord.EventsInto), in one frame that holds the
 // records as they are (evRun). The Reader returns the events as if
-// WriteCall had written them, but for Mem: the exits share one copy of
-// the records' output bytes.
+// WriteCall had written them.
 func (w *Writer) WriteRun(run *Run) error {
 	if run.Calls == 0 {
 		return nil
@@ -390,8 +384,8 @@ func (w *Writer) put(n uint64, tail []byte, encode func([]byte) []byte) error {
 	if len(w.enc.data) >= dataBlockSize {
 		w.flushData()
 	}
-	// (The clock is read every 64 events only: a drain of the syscall
-	// buffer writes thousands at once, and the timer flushes anyway.)
+	// (The clock is read once every 64 events only; the timer flushes
+	// anyway.)
 	if len(w.evBuf) >= eventsBlockSize || w.count/64 != (w.count-n)/64 && time.Since(w.lastFlush) >= flushInterval {
 		return w.flushLocked()
 	}
