@@ -13,6 +13,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/x86decode"
 )
 
 // Insn is one decoded instruction at an address.
@@ -50,7 +51,7 @@ func Decode(code []byte, pc uint64, r *trace.Regs) (Insn, bool) {
 		in.Len, in.Event = 1, true
 		return in, true
 	}
-	inst, err := x86asm.Decode(code, 64)
+	inst, err := x86decode.Decode(code)
 	if err != nil {
 		return in, false
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/x86decode"
 )
 
 // MaxPages is the number of memory pages a pad compares at most.
@@ -331,7 +332,7 @@ func buildIdentity(padAddr, site uint64, orig []byte, id *Identity, diag bool) (
 	// The site's original instructions, relocated, and the jump back.
 	emitOrig := func() error {
 		for off := 0; off < len(orig); {
-			inst, err := x86asm.Decode(orig[off:], 64)
+			inst, err := x86decode.Decode(orig[off:])
 			if err != nil {
 				return fmt.Errorf("site 0x%x: %w", site+uint64(off), err)
 			}
@@ -691,7 +692,7 @@ func relocate(code []byte, inst *x86asm.Inst, from, to uint64) ([]byte, error) {
 		}
 		try := append([]byte(nil), code...)
 		binary.LittleEndian.PutUint32(try[p:], uint32(int32(disp)+0x01020304))
-		ti, err := x86asm.Decode(try, 64)
+		ti, err := x86decode.Decode(try)
 		if err != nil || ti.Op != inst.Op || ti.Len != inst.Len {
 			continue
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/machine"
 	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/x86decode"
 )
 
 // lock add qword [rip+0xff7], 1 (an aligned word)
@@ -357,5 +358,51 @@ func TestPageRangesSkippedWhole(t *testing.T) {
 		if c.Len > 0 {
 			t.Fatalf("a page with no ranges is compared: %+v", c)
 		}
+	}
+}
+
+// A site of VEX instructions with rip-relative operands (libm's log loads
+// its constants so): the pad's copies must address the same memory, and
+// Decode must name the word they read. x86asm alone reports such an
+// operand as an absolute address, and the pad once ran the loads
+// unchanged, from wherever the pad's rip put them.
+func TestBuildPadVEXRipRelative(t *testing.T) {
+	const site, pad = 0x7f0000401000, 0x7f0000500000
+	// vmovsd 0x3c59d(%rip), %xmm2; vaddsd 0xcc3(%rip), %xmm1, %xmm1
+	code := []byte{0xc5, 0xfb, 0x10, 0x15, 0x9d, 0xc5, 0x03, 0x00, 0xc5, 0xf3, 0x58, 0x0d, 0xc3, 0x0c, 0x00, 0x00}
+	want := []uint64{site + 8 + 0x3c59d, site + 16 + 0xcc3}
+	var regs trace.Regs
+	in, ok := Decode(code, site, &regs)
+	if !ok || len(in.Accesses) == 0 || in.Accesses[0] != want[0]&^7 {
+		t.Fatalf("decoded accesses %x, want the word at %x", in.Accesses, want[0]&^7)
+	}
+	p, err := Build(pad, site, code, &regs, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	for off := int(p.Miss - pad); off < len(p.Code); {
+		inst, err := x86decode.Decode(p.Code[off:])
+		if err != nil {
+			t.Fatalf("pad offset %d: %v", off, err)
+		}
+		next := pad + uint64(off) + uint64(inst.Len)
+		if inst.Op == x86asm.VMOVSD || inst.Op == x86asm.VADDSD {
+			for _, a := range inst.Args {
+				if m, ok := a.(x86asm.Mem); ok {
+					if m.Base != x86asm.RIP {
+						t.Fatalf("pad copy %v is not rip-relative", inst)
+					}
+					got = append(got, next+uint64(m.Disp))
+				}
+			}
+		}
+		if inst.Op == x86asm.JMP {
+			break
+		}
+		off += inst.Len
+	}
+	if len(got) != 2 || got[0] != want[0] || got[1] != want[1] {
+		t.Fatalf("the pad's copies read %x, want %x", got, want)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sort"
 
 	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/gorr-debugger/gorr/internal/x86decode"
 )
 
 // A CpuidSite is a cpuid whose inputs are constants set by the
@@ -100,7 +102,7 @@ func cpuidFuncs(s *CodeSection) map[int]int {
 func decodeCpuid(data []byte, start, end int, found map[int]CpuidSite) {
 	movAt, midAt := -1, -1 // the last `mov $imm32, %eax`, and what follows it
 	for pc := start; pc < end && pc < len(data); {
-		inst, err := x86asm.Decode(data[pc:], 64)
+		inst, err := x86decode.Decode(data[pc:])
 		if err != nil || inst.Len == 0 {
 			pc++
 			movAt, midAt = -1, -1
@@ -267,7 +269,7 @@ func decodeCpuidRegs(data []byte, start, end int, found map[int]CpuidRegSite) {
 	}
 	var last []dec // the instructions just before pc, up to 3
 	for pc := start; pc < end && pc < len(data); {
-		inst, err := x86asm.Decode(data[pc:], 64)
+		inst, err := x86decode.Decode(data[pc:])
 		if err != nil || inst.Len == 0 {
 			pc++
 			last = last[:0]
@@ -471,7 +473,7 @@ func unbranched[T any](r io.ReaderAt, sites []T, code func(T) (uint64, []byte)) 
 // whether code does not decode).
 func branchedInto(targets []uint64, at uint64, code []byte) bool {
 	for pc := 0; pc < len(code); {
-		inst, err := x86asm.Decode(code[pc:], 64)
+		inst, err := x86decode.Decode(code[pc:])
 		if err != nil || inst.Len == 0 {
 			return true
 		}

@@ -13,6 +13,8 @@ import (
 	"sort"
 
 	"golang.org/x/arch/x86/x86asm"
+
+	"github.com/gorr-debugger/gorr/internal/x86decode"
 )
 
 // Kind is a patched instruction.
@@ -114,7 +116,7 @@ func candidates(data []byte) []int {
 // instructions of interest.
 func decodeFrom(data []byte, start, end int, found map[int]Kind) {
 	for pc := start; pc < end && pc < len(data); {
-		inst, err := x86asm.Decode(data[pc:], 64)
+		inst, err := x86decode.Decode(data[pc:])
 		if err != nil || inst.Len == 0 {
 			pc++
 			continue
@@ -173,7 +175,7 @@ func BranchTargets(r io.ReaderAt) ([]uint64, error) {
 				end = begin[i+1]
 			}
 			for pc := b; pc < end; {
-				inst, err := x86asm.Decode(data[pc:], 64)
+				inst, err := x86decode.Decode(data[pc:])
 				if err != nil || inst.Len == 0 {
 					pc++
 					continue

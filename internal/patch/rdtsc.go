@@ -4,7 +4,7 @@ import (
 	"encoding/binary"
 	"io"
 
-	"golang.org/x/arch/x86/x86asm"
+	"github.com/gorr-debugger/gorr/internal/x86decode"
 )
 
 // An RdtscSite is an rdtsc followed by whole instructions that a 5-byte
@@ -81,7 +81,7 @@ func rdtscSite(data []byte, pc int) (RdtscSite, bool) {
 		if n == 3 || next >= len(data) {
 			return site, false
 		}
-		inst, err := x86asm.Decode(data[next:], 64)
+		inst, err := x86decode.Decode(data[next:])
 		if err != nil || inst.Len == 0 || !displaceable(inst) {
 			return site, false
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorr-debugger/gorr/internal/patch"
 	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/x86decode"
 )
 
 // Site is a redirectable system call in an ELF file: at Off (a file
@@ -275,7 +276,7 @@ func decodeSites(data []byte, start, end int, sym bool, funcs, cands map[int]boo
 	var got []int
 	var prev []int // the starts of the instructions since the last that cannot be displaced
 	for pc := start; pc < end && pc < len(data); {
-		inst, err := x86asm.Decode(data[pc:], 64)
+		inst, err := x86decode.Decode(data[pc:])
 		if err != nil || inst.Len == 0 {
 			pc++
 			prevNr = -1
@@ -385,7 +386,7 @@ func preMovable(inst x86asm.Inst) bool {
 // moves' length, the jump's and its displacement; zeros if it is not.
 func jmpTail(code []byte) (n, jl, rel int) {
 	for n < maxDisp {
-		inst, err := x86asm.Decode(code[n:], 64)
+		inst, err := x86decode.Decode(code[n:])
 		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
 			return 0, 0, 0
 		}
@@ -407,7 +408,7 @@ func jmpTail(code []byte) (n, jl, rel int) {
 // them) ending with a plain ret, at most maxDisp bytes; 0 if it is not.
 func retTail(code []byte) int {
 	for n := 0; n < maxDisp; {
-		inst, err := x86asm.Decode(code[n:], 64)
+		inst, err := x86decode.Decode(code[n:])
 		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
 			return 0
 		}
@@ -434,7 +435,7 @@ func retTail(code []byte) int {
 func displaced(code []byte) int {
 	n, setFlags := 0, false
 	for n < 5 || !setFlags {
-		inst, err := x86asm.Decode(code[n:], 64)
+		inst, err := x86decode.Decode(code[n:])
 		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
 			return 0
 		}
