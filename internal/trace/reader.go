@@ -159,6 +159,11 @@ func (r *Reader) read() (*Event, error) {
 	return ev, nil
 }
 
+// maxKeptFrame is the largest frame buffer a Reader keeps for the next
+// frame: more than any run's (a drain holds at most a buffer's records),
+// less than the rare frames near maxFrameLen.
+const maxKeptFrame = 8 * eventsBlockSize
+
 func (r *Reader) next() (*Event, error) {
 	start, dataStart := r.events.mark(), r.data.mark() // (runStart)
 	// Length prefix: a varint that may span blocks.
@@ -192,13 +197,19 @@ func (r *Reader) next() (*Event, error) {
 		return nil, r.tooManyEvents()
 	}
 	var err error
+	if uint64(cap(r.frame)) < l {
+		// Sized at once: grown by append, a run's frame of up to a
+		// buffer's size (1 MB) was copied about twice over, in ever
+		// larger slices the heap then handed back to the kernel.
+		r.frame = make([]byte, 0, l)
+	}
 	r.frame, err = r.events.appendN(r.frame[:0], l)
 	if err != nil {
 		return nil, r.streamErr(err, "frame")
 	}
 	base := r.base
 	entry, ev, run, err := decodeEvent(r.frame, r.readData, &r.base, &r.slab)
-	if cap(r.frame) > 4*eventsBlockSize && run == nil {
+	if cap(r.frame) > maxKeptFrame && run == nil {
 		r.frame = nil
 	}
 	if err != nil {
