@@ -287,26 +287,46 @@ func appendChanges(out []trace.MemWrite, addr uint64, cur, old []byte) []trace.M
 	return out
 }
 
-// recordFileMap records a file mapping created by mmap.
-func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.Args) error {
+// recordFileMap records a file mapping created by mmap, at the call's
+// exit stop or, for a private mapping made through the syscall buffer
+// (drained), when the recorder drains the call at the thread's next
+// stop. The stub keeps such a mapping in place until then (it traces
+// any call that would unmap or change it, syscallbuf.HdrPendLo), but
+// the descriptor may be closed or reused and the program may have
+// written to the pages: the file is found through the mapping, and only
+// the file is recorded (the pages the program wrote since are its own
+// writes, made again in replay).
+func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.Args, drained bool) error {
 	defer r.since(phFileMap, time.Now())
 	length := (a[1] + pageSize - 1) &^ (pageSize - 1)
 	m := tracee.Map{Start: addr, End: addr + length, Prot: uint32(a[2]), Offset: a[5]}
+	fdPath := fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4]))
+	src := m // the mapping the file is read through (capture)
 	name, _ := os.Readlink(fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End))
-	if name == "" {
-		name, _ = os.Readlink(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4])))
+	if drained {
+		if name == "" {
+			// Merged with a neighbouring mapping of the same file.
+			vma, err := r.mappingAt(t, addr)
+			if err != nil {
+				return err
+			}
+			src.Start, src.End, name = vma.Start, vma.End, vma.Name
+		}
+		fdPath = fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, src.Start, src.End)
+	} else if name == "" {
+		name, _ = os.Readlink(fdPath)
 	}
-	m.Name = name
+	m.Name, src.Name = name, name
 	tm := trace.Mapping{Start: m.Start, End: m.End, Prot: m.Prot, Flags: uint32(a[3]), Offset: m.Offset, Name: name}
 	var st unix.Stat_t
-	isReg := unix.Stat(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4])), &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+	isReg := unix.Stat(fdPath, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 	if isReg && a[3]&unix.MAP_SHARED != 0 {
 		defer func() { // after the check: this mapping is not "elsewhere"
 			r.everShared[st.Ino] = true
 			r.addSharer(t)
 		}()
 	}
-	if m.Prot&unix.PROT_EXEC != 0 && !r.coveredMapping(fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4])), name, m.Prot, a[3]&unix.MAP_SHARED != 0) {
+	if m.Prot&unix.PROT_EXEC != 0 && !r.coveredMapping(fdPath, name, m.Prot, a[3]&unix.MAP_SHARED != 0) {
 		r.gainUncovered(t, ev)
 	}
 	switch {
@@ -321,8 +341,8 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		// others were recorded), and this mapping must see it too.
 		tm.File = r.sharedFiles[st.Ino]
 	case isReg:
-		m.Inode = st.Ino
-		rel, f, err := r.capture(t, m)
+		src.Inode = st.Ino
+		rel, f, err := r.capture(t, src)
 		if err != nil {
 			return err
 		}
@@ -332,8 +352,11 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		tm.File = rel
 		// Replay maps the captured file (a copy of it when shared), so
 		// only pages that differ from it (the file changed since) are
-		// stored.
-		ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, f, m.Offset)...)
+		// stored; a drained mapping's pages that differ are the
+		// program's own writes since the call.
+		if !drained {
+			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, f, m.Offset)...)
+		}
 		r.releaseSpare()
 		if tm.Prot&unix.PROT_EXEC != 0 {
 			patched, err := r.patchSites(t, tm, nil)
@@ -349,10 +372,31 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		}
 	default:
 		tm.Flags |= unix.MAP_ANONYMOUS
+		if drained {
+			// What a device gave the mapping at the call is gone if the
+			// program wrote over it since: the pages are read now.
+			if r.opts.Warn != nil {
+				fmt.Fprintf(r.opts.Warn, "gorr: warning: %s: a private mapping of %s made through the syscall buffer is recorded with its content at the thread's next stop, not at the call: what the program wrote to it in between is replayed from the start\n", describe(t), name)
+			}
+		}
 		ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, nil, 0)...)
 	}
 	ev.Maps = append(ev.Maps, tm)
 	return nil
+}
+
+// mappingAt returns the file mapping of t that holds addr.
+func (r *recorder) mappingAt(t *task, addr uint64) (tracee.Map, error) {
+	maps, err := tracee.Maps(t.tid)
+	if err != nil {
+		return tracee.Map{}, r.lost(t, err)
+	}
+	for _, m := range maps {
+		if m.Start <= addr && addr < m.End && m.Inode != 0 {
+			return m, nil
+		}
+	}
+	return tracee.Map{}, fmt.Errorf("%s: the file mapped at 0x%x through the syscall buffer is no longer mapped when the recorder drains the call", describe(t), addr)
 }
 
 // sharedElsewhere says whether inode ino, last captured for a MAP_SHARED

@@ -417,7 +417,7 @@ func (r *recorder) exitSpecial(t *task, ev *trace.Event, a linux.Args, ret int64
 		t.clearTid = a[0]
 	case unix.SYS_MMAP:
 		if a[3]&unix.MAP_ANONYMOUS == 0 {
-			return r.recordFileMap(t, ev, uint64(ret), a)
+			return r.recordFileMap(t, ev, uint64(ret), a, false)
 		}
 	case unix.SYS_MREMAP:
 		return r.recordRemap(t, ev, uint64(ret), a)

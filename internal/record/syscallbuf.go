@@ -229,10 +229,27 @@ func (r *recorder) drainBuf(t *task) error {
 	run := trace.Run{Tid: int32(t.tid), Cur: &cur, Rip: syscallbuf.SyscallRet, Flags: syscallbuf.EventFlag,
 		Time: uint64(time.Since(r.start)), Records: buf, ExitFlags: r.runFlags[:0]}
 	var fdFlags map[int]uint64 // stdioFlag of the fds written to, once each
+	start := 0                 // offset of the run's first record
 	for off := 0; off < len(buf); run.Calls++ {
 		rec, next, err := syscallbuf.Next(buf, off)
 		if err != nil {
 			return fmt.Errorf("tid %d: %w", t.tid, err)
+		}
+		if fileMapRecord(&rec) {
+			// The call is written on its own, with the mapped file: the
+			// run so far first, a new one after it.
+			run.Records = buf[start:off]
+			if err := r.w.WriteRun(&run); err != nil {
+				return fmt.Errorf("write trace: %w", err)
+			}
+			if err := r.drainedFileMap(t, &run, &rec); err != nil {
+				return err
+			}
+			r.calls.get(rec.Nr).Buffered++
+			r.bufCalls++
+			start, off = next, next
+			run.Calls, run.ExitFlags = -1, run.ExitFlags[:0]
+			continue
 		}
 		off = next
 		if fd := int(int32(rec.Regs[0])); (rec.Nr == unix.SYS_WRITE || rec.Nr == unix.SYS_PWRITE64) && rec.Ret > 0 && (fd < 0 || fd > 2) {
@@ -256,6 +273,7 @@ func (r *recorder) drainBuf(t *task) error {
 		r.bufCalls++
 	}
 	r.runFlags = run.ExitFlags
+	run.Records = buf[start:]
 	if err := r.w.WriteRun(&run); err != nil {
 		return fmt.Errorf("write trace: %w", err)
 	}
@@ -265,6 +283,29 @@ func (r *recorder) drainBuf(t *task) error {
 	// and a signal must not be taken for one that arrived there.
 	t.setLast(trace.Regs{}, false)
 	return nil
+}
+
+// fileMapRecord tells whether rec is an mmap of a file that succeeded
+// (the stub buffers private, non-executable ones).
+func fileMapRecord(rec *syscallbuf.Record) bool {
+	return rec.Nr == unix.SYS_MMAP && rec.Regs[3]&unix.MAP_ANONYMOUS == 0 && (rec.Ret >= 0 || rec.Ret < -4095)
+}
+
+// drainedFileMap writes the buffered mmap of a file rec, drained from
+// t's buffer with the run whose records precede it, as the two events
+// the trace reader would make of its record (trace.CallRecord.EventsInto),
+// with the mapped file recorded at the exit as for a traced mmap.
+func (r *recorder) drainedFileMap(t *task, run *trace.Run, rec *syscallbuf.Record) error {
+	var entryRegs, exitRegs trace.Regs
+	entry, exit := &trace.Event{Regs: &entryRegs}, &trace.Event{Regs: &exitRegs}
+	rec.EventsInto(run.Tid, run.Cur, run.Rip, run.Flags, entry, exit)
+	if err := r.recordFileMap(t, exit, uint64(rec.Ret), linux.Args(rec.Regs[:6]), true); err != nil {
+		return err
+	}
+	if err := r.emit(entry); err != nil {
+		return err
+	}
+	return r.emit(exit)
 }
 
 // ranPastTraced tells whether t, standing in the stub right after a

@@ -43,6 +43,11 @@
 	# traced write shows it is not; a close through the stub sets it
 	# (what the number is given next is not known).
 	.set STDIO, HDR + 256
+	# The lowest and the end of the ranges of the files mapped through
+	# the buffer since the last traced call (0, 0 when none): see
+	# mapped and max_range.
+	.set PEND_LO, HDR + 264
+	.set PEND_HI, HDR + 272
 	# gorr's own mapping (Base, Base+Size): the memory calls the stub
 	# makes must not touch it.
 	# gorr's own call number for an rdtsc (see rdtsc_entry): above every
@@ -216,7 +221,7 @@ yield_jcc:
 	cmp $10, %eax
 	je max_mprotect
 	cmp $11, %eax
-	je max_range
+	je max_unmap
 	cmp $28, %eax
 	je max_madvise
 	cmp $12, %eax
@@ -237,20 +242,27 @@ max_prlimit:
 	mov $16, %ecx
 	jmp check
 max_mmap:
-	# Private anonymous memory, not executable: replay makes the call
-	# too, at the recorded address (internal/replay prepare). File
-	# mappings stay traced (the recorder captures the file), and so do
-	# shared and executable ones (the recorder scans executable code).
+	# Private memory, not executable, anonymous or of a file: replay
+	# makes the call too, at the recorded address (internal/replay
+	# prepare). The recorder captures a mapped file when it drains the
+	# call (see mapped). Shared and executable mappings stay traced (the
+	# recorder must see a shared file's writers, and scans executable
+	# code).
 	test $4, %dl
 	jnz traced
 	mov %r10d, %ecx
 	and $0x2f, %ecx
 	cmp $0x22, %ecx
+	je 1f
+	cmp $0x02, %ecx
 	jne traced
+	test %r8d, %r8d
+	js traced
+1:
 	# Placed by the kernel, it cannot land on gorr's mapping.
 	test $0x100010, %r10d
 	jz max_0
-	jmp max_range
+	jmp max_unmap
 max_mprotect:
 	# Adding PROT_EXEC stays traced (the recorder must scan the code).
 	test $4, %dl
@@ -260,6 +272,23 @@ max_madvise:
 	# MADV_FREE stays traced: the recorder answers it without the kernel.
 	cmp $8, %edx
 	je traced
+max_unmap:
+	# A range that munmap or a MAP_FIXED mmap replaces must not reach a
+	# file mapped through the buffer since the last traced call
+	# (PEND_LO..PEND_HI): the recorder finds that file in the process's
+	# mappings when it drains the call, at the thread's next stop, so a
+	# call that unmaps it is traced (that stop comes first). mprotect
+	# and madvise leave the file mapped. With no such file PEND_HI is 0
+	# and no range is below it.
+	mov PEND_HI, %rcx
+	cmp %rcx, %rdi
+	jae 1f
+	mov %rdi, %rcx
+	add %rsi, %rcx
+	jc traced
+	cmp PEND_LO, %rcx
+	ja traced
+1:
 max_range:
 	# The range rdi..rdi+rsi must not reach gorr's own mapping.
 	cmp $MAP_END, %rdi
@@ -645,6 +674,8 @@ copy:
 	movl %ecx, (%r11)
 	movabs $HDR, %r11
 	addl %ecx, (%r11)
+	cmp $9, %edx
+	je mapped
 	cmp $257, %edx
 	pop %rdx
 	pop %rsi
@@ -689,6 +720,32 @@ probed:
 4:
 	mov %ecx, %eax
 	jmp traced
+mapped:
+	# An mmap (r11 = HDR, rax its result, the buffer still held): a file
+	# mapped adds its range to PEND_LO..PEND_HI.
+	pop %rdx
+	pop %rsi
+	pop %rdi
+	test $0x20, %r10b
+	jnz unlock
+	cmp $-4096, %rax
+	ja unlock
+	lea 4095(%rax,%rsi), %rcx
+	and $-4096, %rcx
+	cmpq $0, 272(%r11)
+	jne 1f
+	mov %rax, 264(%r11)
+	mov %rcx, 272(%r11)
+	jmp unlock
+1:
+	cmp 264(%r11), %rax
+	jae 2f
+	mov %rax, 264(%r11)
+2:
+	cmp 272(%r11), %rcx
+	jbe unlock
+	mov %rcx, 272(%r11)
+	jmp unlock
 opened:
 	# A writable descriptor just opened (rax) might be /proc/PID/mem: a
 	# write through it changes memory, which the recorder must capture at
@@ -747,6 +804,9 @@ yield:
 	movl $0, YIELD
 	.globl traced
 traced:
+	# The thread stops at this call and the recorder drains the buffer:
+	# the files mapped through it are in the trace from here on.
+	movq $0, PEND_HI
 	.globl traced_insn
 traced_insn:
 	syscall

@@ -48,8 +48,8 @@ import (
 // setxattr, removexattr) traced; 9: mmap, mprotect, munmap, brk,
 // madvise and prlimit64 traced, write, pwrite64 and close of fds 0-2
 // always traced (no HdrStdio), a 256-byte header; 10: without RdtscEntry
-// and RdtscNr.
-const Layout = 11
+// and RdtscNr; 11: mmap of a file always traced (no HdrPendLo, HdrPendHi).
+const Layout = 12
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
@@ -147,7 +147,18 @@ const (
 	// so does the recorder after dup2, dup3, close_range and traced
 	// closes onto those numbers.
 	HdrStdio = 256
-	HdrLen   = 512 // records start at Hdr+HdrLen
+	// HdrPendLo and HdrPendHi (u64 each) bound the files mapped through
+	// the buffer (private, not executable) since the thread's last
+	// traced call through the stub (0, 0 when none): the stub traces a
+	// munmap or MAP_FIXED mmap that reaches them (mprotect and madvise
+	// leave the file mapped), so that each such file is still mapped
+	// when the recorder drains the call at the thread's next stop and
+	// captures it (internal/record drainedFileMap). The stub sets both
+	// after such an mmap and clears HdrPendHi when it makes a traced
+	// call.
+	HdrPendLo = 264
+	HdrPendHi = 272
+	HdrLen    = 512 // records start at Hdr+HdrLen
 
 	recHdr = trace.CallRecordHead // record header; the written bytes follow
 )
