@@ -118,10 +118,10 @@ func (r *recorder) onExecDone(t *task, former int) error {
 		}
 		ev.Maps = append(ev.Maps, tm)
 		if file != nil {
-			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, m.Name, file, m.Offset)...)
+			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, m.Name, file, m.Offset, !m.Shared)...)
 			r.releaseSpare()
 		} else {
-			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, m.Name, nil, 0)...)
+			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, m.Name, nil, 0, false)...)
 		}
 	}
 	t.setLast(regs, false)
@@ -136,7 +136,20 @@ func (r *recorder) onExecDone(t *task, former int) error {
 // name and the captured copy to read (the recorder keeps it open; see
 // capturedFile).
 func (r *recorder) capture(t *task, m tracee.Map) (string, io.ReaderAt, error) {
+	return r.captureKnown(t, m, nil)
+}
+
+// captureKnown is capture, given the mapped file's status when the
+// caller has it (a file captured before is then found without a look
+// at its name).
+func (r *recorder) captureKnown(t *task, m tracee.Map, known *unix.Stat_t) (string, io.ReaderAt, error) {
 	defer r.since(phCapture, time.Now())
+	if known != nil && known.Ino == m.Inode {
+		key := captureKey{dev: known.Dev, ino: known.Ino, size: known.Size, mtime: known.Mtim.Nano()}
+		if c, ok := r.captures[key]; ok {
+			return c.rel, c.f, nil
+		}
+	}
 	src := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
 	var st unix.Stat_t
 	var key captureKey
@@ -209,12 +222,14 @@ func (r *recorder) releaseSpare() {
 // (appendChanges). Only pages with memory of their own are read
 // (Mem.PopulatedPages): the others read as base, or as zeros in an
 // anonymous mapping, so a huge sparse mapping costs only its few pages.
-// Mappings the kernel provides ([vdso] and the like) are read whole.
-func (r *recorder) diffPages(t *task, start, end uint64, name string, base io.ReaderAt, off uint64) []trace.MemWrite {
+// Mappings the kernel provides ([vdso] and the like) are read whole. In
+// a private mapping of base (private) only the pages copied on write are
+// read: the others are the file's own pages.
+func (r *recorder) diffPages(t *task, start, end uint64, name string, base io.ReaderAt, off uint64, private bool) []trace.MemWrite {
 	defer r.since(phDiff, time.Now())
 	ranges := []tracee.Range{{Start: start, End: end}}
 	if !strings.HasPrefix(name, "[") || name == "[heap]" || name == "[stack]" {
-		if rs, err := t.mem.PopulatedPages(start, end); err == nil {
+		if rs, err := t.mem.PopulatedPages(start, end, private && base != nil); err == nil {
 			ranges = rs
 		}
 	}
@@ -342,7 +357,7 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		tm.File = r.sharedFiles[st.Ino]
 	case isReg:
 		src.Inode = st.Ino
-		rel, f, err := r.capture(t, src)
+		rel, f, err := r.captureKnown(t, src, &st)
 		if err != nil {
 			return err
 		}
@@ -355,7 +370,7 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 		// stored; a drained mapping's pages that differ are the
 		// program's own writes since the call.
 		if !drained {
-			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, f, m.Offset)...)
+			ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, f, m.Offset, a[3]&unix.MAP_SHARED == 0)...)
 		}
 		r.releaseSpare()
 		if tm.Prot&unix.PROT_EXEC != 0 {
@@ -379,7 +394,7 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 				fmt.Fprintf(r.opts.Warn, "gorr: warning: %s: a private mapping of %s made through the syscall buffer is recorded with its content at the thread's next stop, not at the call: what the program wrote to it in between is replayed from the start\n", describe(t), name)
 			}
 		}
-		ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, nil, 0)...)
+		ev.Mem = append(ev.Mem, r.diffPages(t, m.Start, m.End, name, nil, 0, false)...)
 	}
 	ev.Maps = append(ev.Maps, tm)
 	return nil
@@ -471,7 +486,7 @@ func (r *recorder) recordRemap(t *task, ev *trace.Event, addr uint64, a linux.Ar
 	}
 	for _, m := range maps {
 		if m.Start <= addr && addr < m.End && m.Inode != 0 {
-			ev.Mem = append(ev.Mem, r.diffPages(t, addr+oldLen, addr+newLen, m.Name, nil, 0)...)
+			ev.Mem = append(ev.Mem, r.diffPages(t, addr+oldLen, addr+newLen, m.Name, nil, 0, false)...)
 		}
 	}
 	return nil

@@ -19,6 +19,7 @@ const pagemapScan = 0xc0606610
 
 // Page categories of PAGEMAP_SCAN.
 const (
+	pageIsFile    = 1 << 2
 	pageIsPresent = 1 << 3
 	pageIsSwapped = 1 << 4
 )
@@ -43,13 +44,17 @@ func PopulatedPages(pid int, start, end uint64) ([]Range, error) {
 		return nil, fmt.Errorf("populated pages: %w", err)
 	}
 	defer f.Close()
-	return populated(f, pid, start, end)
+	return populated(f, pid, start, end, false)
 }
 
 // PopulatedPages is the package's PopulatedPages for m's process,
 // through a pagemap file kept open with m (the recorder asks at every
 // mapping it records).
-func (m *Mem) PopulatedPages(start, end uint64) ([]Range, error) {
+//
+// With anonOnly set it lists only the pages that are not the file's
+// (page cache) pages: in a private mapping of a file, the pages copied
+// on write, which alone can differ from the file.
+func (m *Mem) PopulatedPages(start, end uint64, anonOnly bool) ([]Range, error) {
 	if m.pagemap == nil {
 		f, err := osfile.Open(fmt.Sprintf("/proc/%d/pagemap", m.pid), os.O_RDONLY, 0)
 		if err != nil {
@@ -57,11 +62,11 @@ func (m *Mem) PopulatedPages(start, end uint64) ([]Range, error) {
 		}
 		m.pagemap = f
 	}
-	return populated(m.pagemap, m.pid, start, end)
+	return populated(m.pagemap, m.pid, start, end, anonOnly)
 }
 
 // populated is PopulatedPages through f, pid's pagemap.
-func populated(f *os.File, pid int, start, end uint64) ([]Range, error) {
+func populated(f *os.File, pid int, start, end uint64, anonOnly bool) ([]Range, error) {
 	var out []Range
 	add := func(s, e uint64) {
 		if n := len(out); n > 0 && out[n-1].End == s {
@@ -77,10 +82,14 @@ func populated(f *os.File, pid int, start, end uint64) ([]Range, error) {
 			Vec: uint64(uintptr(unsafe.Pointer(&vec[0]))), VecLen: uint64(len(vec)),
 			CategoryAnyofMask: pageIsPresent | pageIsSwapped, RetMask: pageIsPresent | pageIsSwapped,
 		}
+		if anonOnly {
+			// Inverted and required: the file bit must be clear.
+			arg.CategoryInverted, arg.CategoryMask = pageIsFile, pageIsFile
+		}
 		n, _, errno := unix.Syscall(unix.SYS_IOCTL, f.Fd(), pagemapScan, uintptr(unsafe.Pointer(&arg)))
 		if errno != 0 {
 			if len(out) == 0 && a == start {
-				return pagemapRead(f, start, end)
+				return pagemapRead(f, start, end, anonOnly)
 			}
 			return nil, fmt.Errorf("PAGEMAP_SCAN of pid %d: %w", pid, errno)
 		}
@@ -96,7 +105,7 @@ func populated(f *os.File, pid int, start, end uint64) ([]Range, error) {
 }
 
 // pagemapRead is PopulatedPages from /proc/pid/pagemap entries.
-func pagemapRead(f *os.File, start, end uint64) ([]Range, error) {
+func pagemapRead(f *os.File, start, end uint64, anonOnly bool) ([]Range, error) {
 	var out []Range
 	const chunk = 4096
 	ent := make([]byte, 8*chunk)
@@ -106,7 +115,8 @@ func pagemapRead(f *os.File, start, end uint64) ([]Range, error) {
 			return nil, fmt.Errorf("read pagemap: %v", err)
 		}
 		for i := 0; i < n; i++ {
-			if binary.LittleEndian.Uint64(ent[8*i:])&(3<<62) == 0 {
+			e := binary.LittleEndian.Uint64(ent[8*i:])
+			if e&(3<<62) == 0 || anonOnly && e&(1<<61) != 0 { // present|swapped; file-page or shared-anon
 				continue
 			}
 			p := a + uint64(i)*4096
