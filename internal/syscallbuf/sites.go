@@ -425,15 +425,16 @@ func retTail(code []byte) int {
 
 // displaced returns how many bytes of code (what follows a syscall
 // instruction) the trampoline can run in their place: whole instructions,
-// at least 5 bytes and at most maxDisp, that do not branch and address
-// memory only relative to rsp (so they run the same anywhere: the
-// trampoline runs them with the site's rsp) and of which one sets the
-// flags before any reads them (the stub changes the flags a syscall
-// keeps): moves, neg, cmp and test; or moves ending with the function's
-// ret (the flags are dead after it: Go's `MOVL AX, ret+N(FP); RET`). 0
-// if there are none such.
+// at least 5 bytes and at most maxDisp, that do not branch, move to or
+// from memory only through a register (so they run the same anywhere:
+// the trampoline runs them with the site's registers) or relative to rip
+// as ripMoveLen allows (the trampoline uses the same address), and of
+// which one sets the flags before any reads them (the stub changes the
+// flags a syscall keeps): moves, neg, cmp and test; or moves ending with
+// the function's ret (the flags are dead after it: Go's `MOVL AX,
+// ret+N(FP); RET`). 0 if there are none such.
 func displaced(code []byte) int {
-	n, setFlags := 0, false
+	n, grown, setFlags := 0, 0, false
 	for n < 5 || !setFlags {
 		inst, err := x86decode.Decode(code[n:])
 		if err != nil || inst.Len == 0 || n+inst.Len > maxDisp {
@@ -445,12 +446,21 @@ func displaced(code []byte) int {
 			}
 			return n + inst.Len
 		}
+		if l, more := ripMoveLen(code[n:]); l > 0 {
+			// Trampoline moves it, more bytes longer (glibc's brk
+			// functions store their result so).
+			if grown += more; n+inst.Len+grown > maxMoved {
+				return 0
+			}
+			n += inst.Len
+			continue
+		}
 		for _, a := range inst.Args {
 			switch a.(type) {
 			case x86asm.Rel:
 				return 0
 			case x86asm.Mem:
-				if inst.Op != x86asm.MOV || !isStackSlot(a) {
+				if inst.Op != x86asm.MOV || !isRegRelative(a) {
 					return 0
 				}
 			}
@@ -487,11 +497,85 @@ func ScanMem(code []byte) []Site {
 	return out
 }
 
+// maxMoved bounds the displaced instructions as a trampoline holds them
+// (moveRipRelative): what is left of trampLen besides the slots, the
+// call and the jump back.
+const maxMoved = trampLen - 41
+
+// ripMoveLen tells whether the instruction at the start of code is a
+// RIP-relative move that a trampoline (far from the code) makes to the
+// same absolute address instead (moveRipRelative), and returns its
+// length and how many bytes longer it gets: `mov %rax, disp32(%rip)` or
+// `mov %eax, disp32(%rip)` (48 89 05 or 89 05, then the displacement),
+// made `movabs %rax|%eax, addr64` (48 a3 or a3, then the address), and
+// `mov disp32(%rip), %reg64` (REX.W [REX.R] 8b, ModRM 00 reg 101) into a
+// register other than rsp, rbp, r12 and r13, made `movabs $addr64, %reg;
+// mov (%reg), %reg`. 0 for any other instruction.
+func ripMoveLen(code []byte) (n, more int) {
+	switch {
+	case len(code) >= 7 && code[0] == 0x48 && code[1] == 0x89 && code[2] == 0x05:
+		return 7, 3
+	case len(code) >= 6 && code[0] == 0x89 && code[1] == 0x05:
+		return 6, 3
+	case len(code) >= 7 && (code[0] == 0x48 || code[0] == 0x4c) && code[1] == 0x8b && code[2]&0xc7 == 0x05:
+		switch code[2] >> 3 & 7 {
+		case 4, 5: // rsp, rbp, r12, r13: (%reg) needs another encoding
+			return 0, 0
+		}
+		return 7, 6
+	}
+	return 0, 0
+}
+
+// moveRipRelative returns disp, the instructions displaced from addr
+// on, with each RIP-relative move (ripMoveLen) replaced by the move to
+// or from the same absolute address, and every other instruction as it
+// is.
+func moveRipRelative(disp []byte, addr uint64) []byte {
+	var out []byte
+	for i := 0; i < len(disp); {
+		if n, _ := ripMoveLen(disp[i:]); n > 0 {
+			target := addr + uint64(i+n) + uint64(int64(int32(binary.LittleEndian.Uint32(disp[i+n-4:]))))
+			switch {
+			case disp[i+n-6] == 0x8b: // a load into a register
+				rex, reg := disp[i], disp[i+2]>>3&7
+				out = append(out, 0x48|rex>>2&1, 0xb8+reg) // movabs $target, %reg (REX.B for r8-r15)
+				out = binary.LittleEndian.AppendUint64(out, target)
+				rm := rex >> 2 & 1                                 // the same register as base: REX.B
+				out = append(out, 0x48|rex&4|rm, 0x8b, reg<<3|reg) // mov (%reg), %reg
+			default: // a store of rax or eax
+				if n == 7 {
+					out = append(out, 0x48)
+				}
+				out = append(out, 0xa3)
+				out = binary.LittleEndian.AppendUint64(out, target)
+			}
+			i += n
+			continue
+		}
+		inst, err := x86decode.Decode(disp[i:])
+		if err != nil || inst.Len == 0 {
+			return append(out, disp[i:]...) // displaced() decoded it all before
+		}
+		out = append(out, disp[i:i+inst.Len]...)
+		i += inst.Len
+	}
+	return out
+}
+
 // isStackSlot tells whether a is a memory operand addressed by rsp and a
 // displacement only (no segment, no index).
 func isStackSlot(a x86asm.Arg) bool {
 	m, ok := a.(x86asm.Mem)
 	return ok && m.Segment == 0 && m.Base == x86asm.RSP && m.Index == 0
+}
+
+// isRegRelative tells whether a is a memory operand addressed by a
+// general register and a displacement only (no segment, no index, not
+// rip): the same memory from anywhere.
+func isRegRelative(a x86asm.Arg) bool {
+	m, ok := a.(x86asm.Mem)
+	return ok && m.Segment == 0 && m.Base >= x86asm.RAX && m.Base <= x86asm.R15 && m.Index == 0
 }
 
 func writesRAX(inst x86asm.Inst) bool {
@@ -561,7 +645,7 @@ func Trampoline(t, site uint64, pre, disp []byte) []byte {
 	b = append(b, 0xe8)                         // call Entry
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
 	b = append(b, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00) // lea 128(%rsp), %rsp
-	b = append(b, disp...)
+	b = append(b, moveRipRelative(disp, site+uint64(len(pre))+2)...)
 	b = append(b, 0xff, 0x24, 0x25) // jmp *(t+8)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t+8))
 	for len(b) < trampLen {

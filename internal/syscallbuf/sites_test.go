@@ -172,6 +172,13 @@ func TestDisplaced(t *testing.T) {
 		{[]byte{0x89, 0x44, 0x24, 0x30, 0xc2, 0x08, 0x00}, 0},                                                             // ret $8
 		{[]byte{0xba, 0x01, 0x00, 0x00, 0x00, 0x48, 0x3d, 0x00, 0xf0, 0xff, 0xff}, 11},                                    // mov $1, %edx; cmp
 		{[]byte{0x89, 0xc2, 0x89, 0xc1, 0x89, 0xc6, 0x89, 0xc7, 0x89, 0xc3, 0x89, 0xc2, 0x89, 0xc1, 0x89, 0xc6, 0xc3}, 0}, // moves beyond maxDisp
+		{[]byte{0x48, 0x89, 0x05, 0x4a, 0x46, 0x01, 0x00, 0x48, 0x39, 0xf8, 0x72, 0x00}, 10},                              // ld.so's brk: mov %rax, x(%rip); cmp %rdi, %rax
+		{[]byte{0x89, 0x05, 0x4a, 0x46, 0x01, 0x00, 0x85, 0xc0}, 8},                                                       // mov %eax, x(%rip); test
+		{[]byte{0x48, 0x89, 0x1d, 0x4a, 0x46, 0x01, 0x00, 0x48, 0x39, 0xf8}, 0},                                           // a store of rbx
+		{[]byte{0x89, 0xc2, 0x89, 0xc1, 0x89, 0xc6, 0x89, 0xc7, 0x48, 0x89, 0x05, 0, 0, 0, 0, 0x39, 0xf8}, 0},             // beyond maxDisp
+		{[]byte{0x48, 0x8b, 0x15, 0xe2, 0x51, 0x0d, 0x00, 0x48, 0x89, 0x02, 0x48, 0x39, 0xf8, 0x72, 0x0a}, 13},            // libc's brk: mov x(%rip), %rdx; mov %rax, (%rdx); cmp
+		{[]byte{0x48, 0x8b, 0x25, 0xe2, 0x51, 0x0d, 0x00, 0x48, 0x39, 0xf8}, 0},                                           // a load into rsp
+		{[]byte{0x48, 0x8b, 0x15, 0, 0, 0, 0, 0x4c, 0x8b, 0x05, 0, 0, 0, 0, 0x85, 0xc0}, 0},                               // two loads: too long moved
 	} {
 		if got := displaced(c.code); got != c.want {
 			t.Errorf("displaced(% x) = %d, want %d", c.code, got, c.want)
@@ -214,6 +221,80 @@ func TestTrampoline(t *testing.T) {
 	inst, err := x86asm.Decode(j, 64)
 	if err != nil || inst.Op != x86asm.JMP || inst.Len != 7 || uint64(inst.Args[0].(x86asm.Mem).Disp) != tr {
 		t.Fatalf("jump %x: %v %v", j, inst, err)
+	}
+}
+
+// TestTrampolineRipStore checks that a displaced RIP-relative store
+// (ld.so's brk: `syscall; mov %rax, 0x1464a(%rip); cmp %rdi, %rax`)
+// stores to the same address from the trampoline.
+func TestTrampolineRipStore(t *testing.T) {
+	disp := []byte{0x48, 0x89, 0x05, 0x4a, 0x46, 0x01, 0x00, 0x48, 0x39, 0xf8}
+	const site = 0x7f0000001000 // the syscall
+	const tr = TrampBase + 96
+	b := Trampoline(tr, site, nil, disp)
+	var ops []x86asm.Op
+	for pc := 16; pc < len(b) && b[pc] != 0xcc; {
+		inst, err := x86asm.Decode(b[pc:], 64)
+		if err != nil {
+			t.Fatalf("decode at %d: %v", pc, err)
+		}
+		ops = append(ops, inst.Op)
+		if inst.Op == x86asm.MOV {
+			m, ok := inst.Args[0].(x86asm.Mem)
+			if want := uint64(site + 2 + 7 + 0x1464a); !ok || uint64(m.Disp) != want || m.Base != 0 || inst.Args[1] != x86asm.RAX {
+				t.Errorf("store %v, want rax to 0x%x", inst, want)
+			}
+		}
+		pc += inst.Len
+	}
+	want := []x86asm.Op{x86asm.LEA, x86asm.CALL, x86asm.LEA, x86asm.MOV, x86asm.CMP, x86asm.JMP}
+	if fmt.Sprint(ops) != fmt.Sprint(want) {
+		t.Fatalf("ops %v, want %v", ops, want)
+	}
+	if len(b) != trampLen {
+		t.Fatalf("trampoline of %d bytes", len(b))
+	}
+}
+
+// TestTrampolineRipLoad checks libc's brk (`syscall; mov x(%rip), %rdx;
+// mov %rax, (%rdx); cmp %rdi, %rax`) and a load into r9 moved into a
+// trampoline.
+func TestTrampolineRipLoad(t *testing.T) {
+	const site = 0x7f0000001000
+	const tr = TrampBase + 96
+	for _, c := range []struct {
+		disp []byte
+		reg  x86asm.Reg
+	}{
+		{[]byte{0x48, 0x8b, 0x15, 0xe2, 0x51, 0x0d, 0x00, 0x48, 0x89, 0x02, 0x48, 0x39, 0xf8}, x86asm.RDX},
+		{[]byte{0x4c, 0x8b, 0x0d, 0xe2, 0x51, 0x0d, 0x00, 0x48, 0x89, 0x02, 0x48, 0x39, 0xf8}, x86asm.R9},
+	} {
+		b := Trampoline(tr, site, nil, c.disp)
+		want := uint64(site + 2 + 7 + 0xd51e2)
+		var ops []string
+		for pc := 16; pc < len(b) && b[pc] != 0xcc; {
+			inst, err := x86asm.Decode(b[pc:], 64)
+			if err != nil {
+				t.Fatalf("decode at %d: %v", pc, err)
+			}
+			ops = append(ops, inst.Op.String())
+			if inst.Op == x86asm.MOV && inst.Args[0] == c.reg {
+				switch a := inst.Args[1].(type) {
+				case x86asm.Imm:
+					if uint64(a) != want {
+						t.Errorf("%v: address 0x%x, want 0x%x", inst, uint64(a), want)
+					}
+				case x86asm.Mem:
+					if a.Base != c.reg || a.Disp != 0 || a.Index != 0 {
+						t.Errorf("%v: want a load through %v", inst, c.reg)
+					}
+				}
+			}
+			pc += inst.Len
+		}
+		if got := fmt.Sprint(ops); got != "[LEA CALL LEA MOV MOV MOV CMP JMP]" {
+			t.Fatalf("%v: ops %v", c.reg, got)
+		}
 	}
 }
 
