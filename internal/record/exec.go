@@ -321,9 +321,15 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	if drained {
 		if name == "" {
 			// Merged with a neighbouring mapping of the same file.
-			vma, err := r.mappingAt(t, addr)
+			vma, ok, err := r.mappingAt(t, addr)
 			if err != nil {
 				return err
+			}
+			if !ok {
+				// Killed as it stopped: its memory is gone with the
+				// file's name; it makes no call after this drain.
+				ev.Maps = append(ev.Maps, trace.Mapping{Start: m.Start, End: m.End, Prot: m.Prot, Flags: uint32(a[3]) | unix.MAP_ANONYMOUS, Offset: m.Offset})
+				return nil
 			}
 			src.Start, src.End, name = vma.Start, vma.End, vma.Name
 		}
@@ -400,18 +406,22 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	return nil
 }
 
-// mappingAt returns the file mapping of t that holds addr.
-func (r *recorder) mappingAt(t *task, addr uint64) (tracee.Map, error) {
+// mappingAt returns the file mapping of t that holds addr; false when
+// t's process is gone (its memory with it).
+func (r *recorder) mappingAt(t *task, addr uint64) (tracee.Map, bool, error) {
 	maps, err := tracee.Maps(t.tid)
 	if err != nil {
-		return tracee.Map{}, r.lost(t, err)
+		return tracee.Map{}, false, r.lost(t, err)
 	}
 	for _, m := range maps {
 		if m.Start <= addr && addr < m.End && m.Inode != 0 {
-			return m, nil
+			return m, true, nil
 		}
 	}
-	return tracee.Map{}, fmt.Errorf("%s: the file mapped at 0x%x through the syscall buffer is no longer mapped when the recorder drains the call", describe(t), addr)
+	if t.dying || len(maps) == 0 {
+		return tracee.Map{}, false, nil
+	}
+	return tracee.Map{}, false, fmt.Errorf("%s: the file mapped at 0x%x through the syscall buffer is no longer mapped when the recorder drains the call", describe(t), addr)
 }
 
 // sharedElsewhere says whether inode ino, last captured for a MAP_SHARED
