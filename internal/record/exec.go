@@ -229,7 +229,7 @@ func (r *recorder) diffPages(t *task, start, end uint64, name string, base io.Re
 	defer r.since(phDiff, time.Now())
 	ranges := []tracee.Range{{Start: start, End: end}}
 	if !strings.HasPrefix(name, "[") || name == "[heap]" || name == "[stack]" {
-		if rs, err := t.mem.PopulatedPages(start, end, private && base != nil); err == nil {
+		if rs, err := t.mem.PopulatedPages(start, end, private); err == nil {
 			ranges = rs
 		}
 	}
@@ -413,15 +413,24 @@ func (r *recorder) mappingAt(t *task, addr uint64) (tracee.Map, bool, error) {
 	if err != nil {
 		return tracee.Map{}, false, r.lost(t, err)
 	}
-	for _, m := range maps {
-		if m.Start <= addr && addr < m.End && m.Inode != 0 {
-			return m, true, nil
-		}
+	if m, ok := fileMapHolding(maps, addr); ok {
+		return m, true, nil
 	}
 	if t.dying || len(maps) == 0 {
 		return tracee.Map{}, false, nil
 	}
 	return tracee.Map{}, false, fmt.Errorf("%s: the file mapped at 0x%x through the syscall buffer is no longer mapped when the recorder drains the call", describe(t), addr)
+}
+
+// fileMapHolding returns the mapping of a file among maps that holds
+// addr.
+func fileMapHolding(maps []tracee.Map, addr uint64) (tracee.Map, bool) {
+	for _, m := range maps {
+		if m.Start <= addr && addr < m.End && m.Inode != 0 {
+			return m, true
+		}
+	}
+	return tracee.Map{}, false
 }
 
 // sharedElsewhere says whether inode ino, last captured for a MAP_SHARED
@@ -494,10 +503,8 @@ func (r *recorder) recordRemap(t *task, ev *trace.Event, addr uint64, a linux.Ar
 	if err != nil {
 		return err
 	}
-	for _, m := range maps {
-		if m.Start <= addr && addr < m.End && m.Inode != 0 {
-			ev.Mem = append(ev.Mem, r.diffPages(t, addr+oldLen, addr+newLen, m.Name, nil, 0, false)...)
-		}
+	if m, ok := fileMapHolding(maps, addr); ok {
+		ev.Mem = append(ev.Mem, r.diffPages(t, addr+oldLen, addr+newLen, m.Name, nil, 0, false)...)
 	}
 	return nil
 }
