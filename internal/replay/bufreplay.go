@@ -26,6 +26,13 @@ import (
 // the stretch, the records are compared with the recorded entries
 // (endBufRun), so a divergence inside the stretch is reported with the
 // number of the event where it happened and the registers that differ.
+// The calls of a stretch are mostly taken from the records the trace
+// stores them as (a run, trace.CallRecord), without the two events each
+// stands for (trace.Reader.SkipCalls): the replay's event count moves
+// past them, and the records are compared with what the stub filled.
+// Only a run's last call, and the first call of a stretch, are read as
+// events, so that a stretch that cannot be placed is always found before
+// any call was taken without its events.
 //
 // Only when nothing needs a stop inside the stretch and the next stop is
 // one replay runs the task to anyway: no debugger session (its
@@ -41,12 +48,59 @@ import (
 
 // bufRun is a stretch of buffered calls of one task under way.
 type bufRun struct {
-	first, last uint64         // event numbers of the first entry and the last exit
-	evs         []*trace.Event // the entry and exit of each call, as replayed (after Tamper)
-	at          []uint64       // each call's record
+	first, last uint64    // event numbers of the first entry and the last exit
+	calls       []bufCall // as replayed (after Tamper)
+	at          []uint64  // each call's record
+	// recs holds the records of the calls taken from the trace's run
+	// without their events (bufCall.off); tmpl, rip and flags rebuild
+	// their events for a report or a tamperer.
+	recs       []byte
+	tmpl       trace.Regs
+	rip, flags uint64
+}
+
+// bufCall is one call of a stretch: its entry and exit events, or (entry
+// nil) its record at off in bufRun.recs, read from the trace's run
+// without events (trace.Reader.SkipCalls).
+type bufCall struct {
+	entry, exit *trace.Event
+	off         int
+	out         int // output bytes
 }
 
 func (b *bufRun) owns(n uint64) bool { return b != nil && n >= b.first && n <= b.last }
+
+// call returns the recorded call c.
+func (b *bufRun) call(c *bufCall) trace.CallRecord {
+	if c.entry == nil {
+		rec, _, _ := trace.NextCallRecord(b.recs, c.off) // checked by the trace reader
+		return rec
+	}
+	rec := trace.CallRecord{Nr: int(c.entry.Sysno), Ret: c.exit.Result, Regs: callRegs(c.entry.Regs)}
+	if len(c.exit.Mem) == 1 {
+		rec.Addr, rec.Data = c.exit.Mem[0].Addr, c.exit.Mem[0].Data
+	}
+	return rec
+}
+
+// callRegs returns the registers a call record holds of regs.
+func callRegs(r *trace.Regs) [14]uint64 {
+	return [14]uint64{
+		r[ptrace.RDI], r[ptrace.RSI], r[ptrace.RDX], r[ptrace.R10], r[ptrace.R8], r[ptrace.R9],
+		r[ptrace.RBX], r[ptrace.RBP], r[ptrace.R12], r[ptrace.R13], r[ptrace.R14], r[ptrace.R15],
+		r[ptrace.RSP], r[ptrace.EFLAGS]}
+}
+
+// events returns the recorded entry and exit events of call c.
+func (b *bufRun) events(c *bufCall, tid int32) (entry, exit *trace.Event) {
+	if c.entry != nil {
+		return c.entry, c.exit
+	}
+	rec := b.call(c)
+	entry, exit = &trace.Event{Regs: new(trace.Regs)}, &trace.Event{Regs: new(trace.Regs)}
+	rec.EventsInto(tid, &b.tmpl, b.rip, b.flags, entry, exit)
+	return entry, exit
+}
 
 // bufRunPiece bounds the calls placed and run at a time (a full buffer
 // holds thousands): a longer stretch is taken in pieces, each ended as a
@@ -71,6 +125,13 @@ func bufPair(entry, exit *trace.Event) bool {
 		exit.Flags == syscallbuf.EventFlag && exit.Checksum == 0 && len(exit.Maps) == 0 &&
 		(len(exit.Mem) == 0 || len(exit.Mem) == 1 && len(exit.Mem[0].Data) > 0) &&
 		!executes(int(entry.Sysno), ptrace.SyscallArgs(entry.Regs), exit)
+}
+
+// bufRecordOK is bufPair for a call of a run read without its events
+// (whose events have the stub's flags and rip and carry no checksum,
+// mapping or more than the record's bytes).
+func bufRecordOK(rec *trace.CallRecord) bool {
+	return syscallbuf.IsBuffered(rec.Nr) && !executesReturning(rec.Nr, [6]uint64(rec.Regs[:6]), rec.Ret)
 }
 
 // stopsAfterBufRun tells whether ev, a task's next event after a
@@ -120,11 +181,44 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	if err != nil || !bufPair(ev, x) {
 		return false, err
 	}
-	// The stretch's slices reuse those of the task's last stretch
-	// (reuse): a replay of many buffered calls starts thousands.
-	evs := append(t.runEvs[:0], ev, x)
+	fill, ok, err := rp.bufFill(ev, t)
+	if !ok || err != nil {
+		return false, err
+	}
+	// The stretch reuses the slices of the task's last stretch (spare):
+	// a replay of many buffered calls starts thousands.
+	b := t.spare
+	if b == nil {
+		b = &bufRun{}
+	}
+	t.spare = nil
+	b.calls, b.recs = append(b.calls[:0], bufCall{entry: ev, exit: x, out: outBytes(x)}), b.recs[:0]
+	room := int(syscallbuf.BufSize-syscallbuf.HdrLen) - int(fill) - int(syscallbuf.RecordLen(b.calls[0].out))
+	skipped := 0     // calls whose events the queue will not return
 	stopEnd := false // another task's event follows: stop t after the stretch
+	// notPlaced leaves the calls to stop one by one, which calls taken
+	// without their events cannot (never: their run's last call and what
+	// follows it are read as events, and they fit in the buffer as in
+	// the recording).
+	notPlaced := func(why string) (bool, error) {
+		t.spare = b
+		if skipped > 0 {
+			return false, rp.diverge(ev, "buffered calls taken from their records cannot be replayed: "+why)
+		}
+		return false, nil
+	}
 	for i := 1; ; i += 2 {
+		// The calls of a run that follow are taken from their records,
+		// without events (trace.Reader.SkipCalls): all but the run's
+		// last, whose events the search goes on from.
+		if len(b.calls) < bufRunPiece {
+			if a, ok := rp.q.runAhead(i); ok && a.Tid == ev.Tid && a.Rip == syscallbuf.SyscallRet && a.Flags == syscallbuf.EventFlag {
+				if k := b.takeRecords(&a, bufRunPiece-len(b.calls), &room); k > 0 {
+					rp.q.skipCalls(k)
+					skipped += k
+				}
+			}
+		}
 		// x, i places ahead, is the next event after the calls so far.
 		x, err := rp.q.peek(i)
 		if err != nil {
@@ -136,11 +230,12 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 				return false, err
 			}
 			if bufPair(x, y) {
-				if len(evs) == 2*bufRunPiece {
+				if len(b.calls) == bufRunPiece {
 					stopEnd = true // the next piece starts at x
 					break
 				}
-				evs = append(evs, x, y)
+				b.calls = append(b.calls, bufCall{entry: x, exit: y, out: outBytes(y)})
+				room -= int(syscallbuf.RecordLen(outBytes(y)))
 				continue
 			}
 			if stopsAfterBufRun(x) {
@@ -152,31 +247,92 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 			break
 		}
 		// The calls stop one by one; their entries need not look again.
-		rp.bufSlowTo = rp.n + uint64(len(evs)) - 1
-		return false, nil
+		rp.bufSlowTo = rp.n + 2*uint64(len(b.calls)) - 1
+		return notPlaced("a stop each is needed")
+	}
+	if room < 0 {
+		// Not where the recording had them: the slow path reports it.
+		return notPlaced("they do not fit in the buffer")
 	}
 	if rp.opts.Tamper != nil {
 		// The events ahead are tampered with when their turn comes; the
 		// stretch uses tampered copies now.
-		for i := 1; i < len(evs); i++ {
-			evs[i] = copyEvent(evs[i])
-			rp.opts.Tamper(rp.n+uint64(i), evs[i])
-		}
-		if !bufPair(evs[0], evs[1]) {
-			return false, nil
+		b.tamper(rp.n, ev.Tid, rp.opts.Tamper)
+		if !bufPair(b.calls[0].entry, b.calls[0].exit) {
+			return notPlaced("the first is not one")
 		}
 	}
+	calls := len(b.calls)
+	b.at = slices.Grow(b.at[:0], calls)[:calls]
+	end := fill
+	for k := range b.calls {
+		b.at[k] = syscallbuf.RecordAt(end)
+		end += syscallbuf.RecordLen(b.calls[k].out)
+	}
+	if end > syscallbuf.BufSize-syscallbuf.HdrLen {
+		return notPlaced("they do not fit in the buffer") // (tampered)
+	}
+	// One read and one write of the span keep the padding between the
+	// records (which the stub does not write) as it is.
+	span := rp.bufScratch(int(syscallbuf.RecordAt(end) - b.at[0]))
+	if err := t.mem.ReadMem(b.at[0], span); err != nil {
+		return false, err
+	}
+	for k := range b.calls {
+		rec := b.call(&b.calls[k])
+		syscallbuf.Place(span[b.at[k]-b.at[0]:], rec.Ret, rec.Data)
+	}
+	var ctlBuf [12]byte
+	ctl := binary.LittleEndian.AppendUint32(ctlBuf[:0], uint32(calls))
+	ctl = append(ctl, 0, 0, 0, 0) // HdrReplaying
+	if stopEnd {
+		ctl = append(ctl, 1, 0, 0, 0) // HdrReplayStop
+	}
+	// The records and the count in one system call.
+	if err := t.mem.WriteRegions(tracee.Region{Addr: b.at[0], Data: span}, tracee.Region{Addr: syscallbuf.Hdr + syscallbuf.HdrReplayLeft, Data: ctl}); err != nil {
+		return false, err
+	}
+	b.first, b.last = rp.n, rp.n+2*uint64(calls)-1
+	t.bufRun = b
+	if !stopEnd {
+		return true, nil
+	}
+	// Another task's event comes next: t runs through the stretch now
+	// and stops at the stub's trap before its last call's result (as
+	// held inside the stub after a call that stopped).
+	if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(unix.SIGTRAP)); err != nil {
+		return true, err
+	}
+	r, err := t.thread().GetRegs()
+	if err != nil {
+		return true, err
+	}
+	if r[ptrace.RIP] != syscallbuf.ReplayEnd+1 {
+		return true, &DivergenceError{Event: b.last - 1, Tid: t.rec,
+			What: fmt.Sprintf("a SIGTRAP at rip 0x%x instead of the end of the buffered calls", r[ptrace.RIP])}
+	}
+	t.bufRec = syscallbuf.RecordLen(b.calls[calls-1].out)
+	// Checked at that stop (runTo, endBufRun): only the stretch's events
+	// are still to pass over.
+	t.bufRun, t.spare = &bufRun{first: b.first, last: b.last}, b
+	return true, nil
+}
+
+// bufFill returns where in t's buffer the stub writes the record of its
+// next call; ok is false when that is unknown, and the calls stop one by
+// one.
+func (rp *replayer) bufFill(ev *trace.Event, t *rtask) (fill uint32, ok bool, err error) {
 	var hdr [syscallbuf.HdrReplayStop + 4]byte
 	if err := t.mem.ReadMem(syscallbuf.Hdr, hdr[:]); err != nil {
-		return false, nil // no buffer here: let the stop-per-call path report it
+		return 0, false, nil // no buffer here: let the stop-per-call path report it
 	}
-	fill := binary.LittleEndian.Uint32(hdr[syscallbuf.HdrFill:])
+	fill = binary.LittleEndian.Uint32(hdr[syscallbuf.HdrFill:])
 	if binary.LittleEndian.Uint32(hdr[syscallbuf.HdrReplayLeft:]) != 0 {
-		return false, rp.diverge(ev, "the syscall buffer still holds replayed calls from an earlier stretch")
+		return 0, false, rp.diverge(ev, "the syscall buffer still holds replayed calls from an earlier stretch")
 	}
 	regs, err := t.thread().GetRegs()
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	switch regs[ptrace.RIP] {
 	case syscallbuf.ResetRet:
@@ -187,7 +343,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		// that call traced, the stub commits its record first.
 		if binary.LittleEndian.Uint32(hdr[syscallbuf.HdrTraced:]) == 0 {
 			if t.bufRec == 0 {
-				return false, nil
+				return 0, false, nil
 			}
 			fill += t.bufRec
 		}
@@ -195,78 +351,66 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		// Held at the end of a stretch (stopEnd): the stub commits its
 		// last record first.
 		if t.bufRec == 0 {
-			return false, nil
+			return 0, false, nil
 		}
 		fill += t.bufRec
 	}
-	calls := len(evs) / 2
-	at := slices.Grow(t.runAt[:0], calls)[:calls]
-	end := fill
-	for k := range calls {
-		at[k] = syscallbuf.RecordAt(end)
-		end += syscallbuf.RecordLen(outBytes(evs[2*k+1]))
-		if end > syscallbuf.BufSize-syscallbuf.HdrLen {
-			return false, nil // not where the recording had them: the slow path reports it
-		}
-	}
-	// One read and one write of the span keep the padding between the
-	// records (which the stub does not write) as it is.
-	span := rp.bufScratch(int(syscallbuf.RecordAt(end) - at[0]))
-	if err := t.mem.ReadMem(at[0], span); err != nil {
-		return false, err
-	}
-	for k := range calls {
-		x := evs[2*k+1]
-		var data []byte
-		if len(x.Mem) == 1 {
-			data = x.Mem[0].Data
-		}
-		syscallbuf.Place(span[at[k]-at[0]:], x.Result, data)
-	}
-	var ctlBuf [12]byte
-	ctl := binary.LittleEndian.AppendUint32(ctlBuf[:0], uint32(calls))
-	ctl = append(ctl, 0, 0, 0, 0) // HdrReplaying
-	if stopEnd {
-		ctl = append(ctl, 1, 0, 0, 0) // HdrReplayStop
-	}
-	// The records and the count in one system call.
-	if err := t.mem.WriteRegions(tracee.Region{Addr: at[0], Data: span}, tracee.Region{Addr: syscallbuf.Hdr + syscallbuf.HdrReplayLeft, Data: ctl}); err != nil {
-		return false, err
-	}
-	t.bufRun = &bufRun{first: rp.n, last: rp.n + uint64(len(evs)) - 1, evs: evs, at: at}
-	t.runEvs, t.runAt = nil, nil // the run's now, until endBufRun
-	if !stopEnd {
-		return true, nil
-	}
-	// Another task's event comes next: t runs through the stretch now
-	// and stops at the stub's trap before its last call's result (as
-	// held inside the stub after a call that stopped).
-	last := evs[len(evs)-1]
-	if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(unix.SIGTRAP)); err != nil {
-		return true, err
-	}
-	r, err := t.thread().GetRegs()
-	if err != nil {
-		return true, err
-	}
-	if r[ptrace.RIP] != syscallbuf.ReplayEnd+1 {
-		return true, &DivergenceError{Event: rp.n + uint64(len(evs)) - 2, Tid: t.rec,
-			What: fmt.Sprintf("a SIGTRAP at rip 0x%x instead of the end of the buffered calls", r[ptrace.RIP])}
-	}
-	t.bufRec = syscallbuf.RecordLen(outBytes(last))
-	t.bufRun = &bufRun{first: rp.n, last: rp.n + uint64(len(evs)) - 1} // their events are passed over still
-	t.reuse(evs, at)
-	return true, nil
+	return fill, true, nil
 }
 
-// reuse keeps the slices of t's stretch that has ended for its next
-// (startBufRun), without the events (which would stay live otherwise).
-func (t *rtask) reuse(evs []*trace.Event, at []uint64) {
-	if evs == nil {
-		return
+// takeRecords appends to b up to max calls of the run ahead a, taken
+// from their records, as long as the stub can replay them (bufPair) and
+// their records fit in the room left in the buffer, but never the run's
+// last call, and returns how many it took.
+func (b *bufRun) takeRecords(a *trace.RunAhead, max int, room *int) int {
+	max = min(max, a.Flagged, a.Calls-1)
+	k, off := 0, 0
+	for k < max {
+		rec, next, err := trace.NextCallRecord(a.Records, off)
+		size := int(syscallbuf.RecordLen(len(rec.Data)))
+		if err != nil || size > *room || !bufRecordOK(&rec) {
+			break
+		}
+		b.calls = append(b.calls, bufCall{off: len(b.recs) + off, out: len(rec.Data)})
+		*room -= size
+		k, off = k+1, next
 	}
-	clear(evs)
-	t.runEvs, t.runAt = evs[:0], at[:0]
+	if k > 0 {
+		if len(b.recs) == 0 {
+			b.tmpl, b.rip, b.flags = *a.Cur, a.Rip, a.Flags
+		}
+		b.recs = append(b.recs, a.Records[:off]...)
+	}
+	return k
+}
+
+// tamper passes the events of b's calls after the first entry (event n)
+// to the test hook f. The events are copies; a call kept as its record
+// gets what f changed of its number, registers, result and output bytes.
+func (b *bufRun) tamper(n uint64, tid int32, f func(uint64, *trace.Event)) {
+	for k := range b.calls {
+		c := &b.calls[k]
+		if c.entry == nil {
+			entry, exit := b.events(c, tid)
+			f(n, entry)
+			f(n+1, exit)
+			rec := b.call(c)
+			rec.Nr, rec.Regs, rec.Ret = int(entry.Sysno), callRegs(entry.Regs), exit.Result
+			if len(exit.Mem) == 1 && len(exit.Mem[0].Data) == len(rec.Data) {
+				copy(rec.Data, exit.Mem[0].Data) // (rec.Data is b.recs')
+			}
+			rec.PutHead(b.recs[c.off:])
+		} else {
+			if k > 0 {
+				c.entry = copyEvent(c.entry)
+				f(n, c.entry)
+			}
+			c.exit = copyEvent(c.exit)
+			f(n+1, c.exit)
+			c.out = outBytes(c.exit)
+		}
+		n += 2
+	}
 }
 
 // bufScratch returns n bytes of the replayer's scratch buffer for the
@@ -303,7 +447,7 @@ func (rp *replayer) endBufRun(t *rtask) error {
 		// still to pass over.
 		return nil
 	}
-	defer t.reuse(b.evs, b.at)
+	defer func() { t.spare = b }()
 	// The count of calls left and the records of all the calls, in one
 	// system call (the stub has usually replayed them all).
 	var lb [4]byte
@@ -326,32 +470,30 @@ func (rp *replayer) endBufRun(t *rtask) error {
 	atTrap := r[ptrace.RIP] == syscallbuf.ReplayEnd+1
 	done := calls - left
 	for k := range done {
-		entry, exit := b.evs[2*k], b.evs[2*k+1]
-		rec, size, n := syscallbuf.ParseHead(span[b.at[k]-b.at[0]:])
+		c := &b.calls[k]
+		got, size, n := syscallbuf.ParseHead(span[b.at[k]-b.at[0]:])
+		want := b.call(c)
 		var d []string
-		if !sameCall(&rec, entry) {
-			got, _ := syscallbuf.Events(&rec, t.rec, entry.Regs)
-			d = compareRegs(entry.Regs, got.Regs)
-		}
-		var addr uint64
-		if len(exit.Mem) == 1 {
-			addr = exit.Mem[0].Addr
+		if c.entry != nil && !sameCall(&got, c.entry) || c.entry == nil && (got.Nr != want.Nr || got.Regs != want.Regs) {
+			entry, _ := b.events(c, t.rec)
+			g, _ := syscallbuf.Events(&got, t.rec, entry.Regs)
+			d = compareRegs(entry.Regs, g.Regs)
 		}
 		if atTrap && k == calls-1 {
 			// (its output fields come after the trap)
-		} else if want := outBytes(exit); n != uint64(want) || want > 0 && rec.Addr != addr {
-			d = append(d, fmt.Sprintf("output: recorded %d bytes at 0x%x, replay %d bytes at 0x%x", want, addr, n, rec.Addr))
-		} else if size != syscallbuf.RecordLen(want) {
-			d = append(d, fmt.Sprintf("buffer record of %d bytes, %d expected", size, syscallbuf.RecordLen(want)))
+		} else if n != uint64(c.out) || c.out > 0 && got.Addr != want.Addr {
+			d = append(d, fmt.Sprintf("output: recorded %d bytes at 0x%x, replay %d bytes at 0x%x", c.out, want.Addr, n, got.Addr))
+		} else if size != syscallbuf.RecordLen(c.out) {
+			d = append(d, fmt.Sprintf("buffer record of %d bytes, %d expected", size, syscallbuf.RecordLen(c.out)))
 		}
 		if len(d) > 0 {
-			return &DivergenceError{Event: b.first + 2*uint64(k), Tid: t.rec, What: "entering " + linux.Name(int(entry.Sysno)) + " (replayed from the syscall buffer)", Diffs: d}
+			return &DivergenceError{Event: b.first + 2*uint64(k), Tid: t.rec, What: "entering " + linux.Name(want.Nr) + " (replayed from the syscall buffer)", Diffs: d}
 		}
 	}
 	if left != 0 {
 		k := calls - left
 		return &DivergenceError{Event: b.first + 2*uint64(k), Tid: t.rec,
-			What: fmt.Sprintf("expected the buffered %s, but the thread stopped first at rip 0x%x", linux.Name(int(b.evs[2*k].Sysno)), r[ptrace.RIP])}
+			What: fmt.Sprintf("expected the buffered %s, but the thread stopped first at rip 0x%x", linux.Name(b.call(&b.calls[k]).Nr), r[ptrace.RIP])}
 	}
 	return nil
 }

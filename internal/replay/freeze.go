@@ -65,7 +65,8 @@ type Frozen struct {
 	event   uint64
 	last    *trace.Event // the event the boundary follows
 	mark    trace.Mark
-	ahead   []*trace.Event
+	ahead   []queued
+	gap     uint64
 	qerr    error
 	tasks   []snapTask
 	initial int32
@@ -292,7 +293,7 @@ func (rp *replayer) Freeze(ev *trace.Event, p *Proc, bps map[uint64]byte) (*Froz
 	if why := rp.freezeBlocker(); why != "" {
 		return nil, errNoSnapshot{why}
 	}
-	sn := &Frozen{event: rp.n, last: ev, mark: rp.q.r.Mark(), ahead: slices.Clone(rp.q.ahead), qerr: rp.q.err,
+	sn := &Frozen{event: rp.n, last: ev, mark: rp.q.r.Mark(), ahead: slices.Clone(rp.q.ahead), gap: rp.q.gap, qerr: rp.q.err,
 		initial: rp.initial, status: rp.status}
 	recs := make([]int32, 0, len(rp.tasks))
 	for rec := range rp.tasks {
@@ -486,7 +487,7 @@ func (rp *replayer) Thaw(sn *Frozen, rd *trace.Reader, rebuilt func(threads int)
 	}
 	rp.n, rp.initial, rp.status = sn.event, sn.initial, sn.status
 	rp.q = newQueue(rd)
-	rp.q.ahead, rp.q.err = slices.Clone(sn.ahead), sn.qerr
+	rp.q.ahead, rp.q.gap, rp.q.err = slices.Clone(sn.ahead), sn.gap, sn.qerr
 	rp.lastEv, rp.atBoundary = sn.last, true
 	if sn.last != nil {
 		rp.evTime = sn.last.Time

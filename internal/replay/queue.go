@@ -9,8 +9,15 @@ import (
 // queue reads events with look-ahead.
 type queue struct {
 	r     *trace.Reader
-	ahead []*trace.Event
+	ahead []queued
 	err   error
+	gap   uint64 // calls' events skipped (skipCalls) before the next event read
+}
+
+// queued is an event read ahead.
+type queued struct {
+	ev  *trace.Event
+	gap uint64 // events skipped just before ev (skipCalls)
 }
 
 // newQueue reads the events of rd, which decodes them ahead on a
@@ -24,18 +31,51 @@ func newQueue(rd *trace.Reader) queue {
 	return queue{r: rd}
 }
 
-func (q *queue) next() (*trace.Event, error) {
+// next returns the next event and how many events before it were
+// skipped (skipCalls): the replay's event count moves on by gap+1.
+func (q *queue) next() (ev *trace.Event, gap uint64, err error) {
 	if len(q.ahead) > 0 {
-		ev := q.ahead[0]
+		e := q.ahead[0]
 		// (The backing array would keep every event it held alive.)
-		q.ahead[0] = nil
+		q.ahead[0] = queued{}
 		q.ahead = q.ahead[1:]
-		return ev, nil
+		return e.ev, e.gap, nil
 	}
+	gap, q.gap = q.gap, 0
 	if q.err != nil {
-		return nil, q.err
+		return nil, gap, q.err
 	}
-	return q.r.Next()
+	ev, err = q.r.Next()
+	return ev, gap, err
+}
+
+// read appends the reader's next event to ahead.
+func (q *queue) read() bool {
+	ev, err := q.r.Next()
+	if err != nil {
+		q.err = err
+		return false
+	}
+	q.ahead = append(q.ahead, queued{ev, q.gap})
+	q.gap = 0
+	return true
+}
+
+// runAhead returns the calls of a run that follow the i events read
+// ahead, if i is all of them and the reader knows such a run
+// (trace.Reader.RunAhead).
+func (q *queue) runAhead(i int) (trace.RunAhead, bool) {
+	if i != len(q.ahead) || q.err != nil {
+		return trace.RunAhead{}, false
+	}
+	return q.r.RunAhead()
+}
+
+// skipCalls drops the next k calls of the run ahead (runAhead): their
+// events are not read; the next event counts them (next).
+func (q *queue) skipCalls(k int) {
+	q.r.SkipCalls(k)
+	q.gap += 2 * uint64(k)
 }
 
 // maxLookahead bounds how far replay reads ahead for one answer.
@@ -52,14 +92,11 @@ func (q *queue) find(tid int32, match func(*trace.Event) bool) (*trace.Event, er
 			if len(q.ahead) >= maxLookahead {
 				return nil, fmt.Errorf("no answer for tid %d within %d events", tid, maxLookahead)
 			}
-			ev, err := q.r.Next()
-			if err != nil {
-				q.err = err
+			if !q.read() {
 				return nil, nil
 			}
-			q.ahead = append(q.ahead, ev)
 		}
-		if ev := q.ahead[i]; ev.Tid == tid && match(ev) {
+		if ev := q.ahead[i].ev; ev.Tid == tid && match(ev) {
 			return ev, nil
 		}
 	}
@@ -75,12 +112,9 @@ func (q *queue) peek(i int) (*trace.Event, error) {
 		if len(q.ahead) >= maxLookahead {
 			return nil, fmt.Errorf("peek %d events ahead: more than %d", i, maxLookahead)
 		}
-		ev, err := q.r.Next()
-		if err != nil {
-			q.err = err
+		if !q.read() {
 			return nil, nil
 		}
-		q.ahead = append(q.ahead, ev)
 	}
-	return q.ahead[i], nil
+	return q.ahead[i].ev, nil
 }

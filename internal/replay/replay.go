@@ -107,11 +107,9 @@ type rtask struct {
 	// bufRec: the size of the record the stub commits after the last
 	// buffered call of the task that stopped (0: none yet).
 	bufRun *bufRun
-	// runEvs and runAt: the emptied slices of the task's last stretch
-	// that has ended, for its next (reuse, startBufRun); nil while a
-	// stretch holds them.
-	runEvs []*trace.Event
-	runAt  []uint64
+	// spare: the task's last stretch that has ended, whose slices its
+	// next reuses (startBufRun).
+	spare  *bufRun
 	bufRec uint32
 }
 
@@ -235,7 +233,8 @@ func Replay(opts Options) (*Result, error) {
 func (rp *replayer) loop() (*Result, error) {
 	res := &Result{}
 	for {
-		ev, err := rp.q.next()
+		ev, gap, err := rp.q.next()
+		rp.n += gap // calls the stub replayed from their records (startBufRun)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				break

@@ -50,10 +50,19 @@ func executes(nr int, a [6]uint64, out *trace.Event) bool {
 	if out == nil {
 		return nr == unix.SYS_EXIT || nr == unix.SYS_EXIT_GROUP
 	}
-	if out.Kind == trace.KindExec || out.Kind == trace.KindExit || nr == unix.SYS_RT_SIGRETURN {
+	if out.Kind == trace.KindExec || out.Kind == trace.KindExit {
+		return true
+	}
+	return executesReturning(nr, a, out.Result)
+}
+
+// executesReturning is executes for a call whose outcome is a syscall
+// exit with result ret.
+func executesReturning(nr int, a [6]uint64, ret int64) bool {
+	if nr == unix.SYS_RT_SIGRETURN {
 		return true // rt_sigreturn's "result" is the restored rax
 	}
-	if out.Result < 0 && out.Result > -4096 {
+	if ret < 0 && ret > -4096 {
 		return failedCallActs(nr, a)
 	}
 	switch nr {

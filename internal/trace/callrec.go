@@ -112,3 +112,89 @@ type RunFlag struct {
 	Index int
 	Bits  uint64
 }
+
+// RunAhead is the calls of a run that the next events of a Reader
+// belong to, from the one whose entry Next returns next.
+type RunAhead struct {
+	Tid   int32
+	Rip   uint64 // rip and rcx at each call (CallRecord.EventsInto)
+	Flags uint64 // Flags of each event, but for the exits of Flagged on
+	Cur   *Regs  // what the records do not hold (CallRecord.EventsInto)
+	// Records are the calls' records, as NextCallRecord reads them. They
+	// are the Reader's: valid until it moves on.
+	Records []byte
+	Calls   int
+	// Flagged is the index among the calls ahead of the first whose
+	// exit has bits added to Flags (Run.ExitFlags); Calls if none.
+	Flagged int
+}
+
+// RunAhead tells whether the next events are calls of a run, starting
+// with the entry of one, and returns them. A Reader that does not
+// prefetch knows a run once it returned one of its events.
+func (r *Reader) RunAhead() (RunAhead, bool) {
+	run := r.runAhead()
+	if run == nil || run.exit != nil || run.index == run.calls {
+		return RunAhead{}, false
+	}
+	a := RunAhead{Tid: run.tid, Rip: run.rip, Flags: run.flags, Cur: &run.cur,
+		Records: run.recs[run.off:], Calls: run.calls - run.index}
+	a.Flagged = a.Calls
+	if len(run.exits) > 0 {
+		a.Flagged = run.exits[0].Index - run.index
+	}
+	return a, true
+}
+
+// runAhead is the run the next events belong to, if known.
+func (r *Reader) runAhead() *callRun {
+	if r.pf != nil {
+		return r.pf.ahead() // (the other fields are its goroutine's)
+	}
+	if r.err != nil || r.pending != nil {
+		return nil
+	}
+	return r.run
+}
+
+// SkipCalls drops the next k calls of the run ahead (RunAhead): Next
+// returns the event after their exits, numbered as if they had been
+// returned (Mark). k must not exceed the calls ahead.
+func (r *Reader) SkipCalls(k int) {
+	run := r.runAhead()
+	if k <= 0 || run == nil || run.exit != nil || k > run.calls-run.index {
+		panic(fmt.Sprintf("trace: skip %d calls of a run ahead of %v", k, run != nil))
+	}
+	for range k {
+		run.off += int(binary.LittleEndian.Uint32(run.recs[run.off:])) // checked by decodeRun
+	}
+	run.index += k
+	for len(run.exits) > 0 && run.exits[0].Index < run.index {
+		run.exits = run.exits[1:]
+	}
+	done := run.done()
+	if r.pf != nil {
+		r.pf.evs += 2 * k
+		if done {
+			r.pf.run = nil
+		}
+		return
+	}
+	r.n += 2 * uint64(k)
+	if done {
+		r.run = nil
+	}
+}
+
+// PutHead writes r's call number, result, registers, output address and
+// count into the record at the start of rec (as NextCallRecord reads
+// them), and not its size or output bytes.
+func (r *CallRecord) PutHead(rec []byte) {
+	binary.LittleEndian.PutUint32(rec[4:], uint32(r.Nr))
+	binary.LittleEndian.PutUint64(rec[8:], uint64(r.Ret))
+	for i, v := range r.Regs {
+		binary.LittleEndian.PutUint64(rec[16+8*i:], v)
+	}
+	binary.LittleEndian.PutUint64(rec[128:], r.Addr)
+	binary.LittleEndian.PutUint64(rec[136:], uint64(len(r.Data)))
+}

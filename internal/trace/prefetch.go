@@ -14,12 +14,25 @@ const (
 )
 
 // batch is events decoded in a row: start is the Mark before the first
-// one; err, if set, follows the last one.
+// one; err, if set, follows the last one. A run frame is passed on whole
+// (item.run) and its events are built as Next returns them, so that a
+// replay that has the stub replay a stretch of calls without a stop can
+// take their records without events (RunAhead, SkipCalls).
 type batch struct {
 	start Mark
-	evs   []*Event
+	items []item
 	err   error
 }
+
+// item is an event, or a run of calls none of whose events was returned.
+type item struct {
+	ev  *Event
+	run *callRun
+}
+
+// batchEvents bounds a batch's events (a run counts its events: the
+// batch ends after it).
+const batchEvents = prefetchBatch
 
 // prefetcher is the consumer side of a prefetching Reader.
 type prefetcher struct {
@@ -27,9 +40,12 @@ type prefetcher struct {
 	stop    chan struct{}
 	wg      sync.WaitGroup
 	cur     batch // the batch Next takes events from
-	pos     int   // events of cur returned
-	err     error // sticky: the error that ended the batches
-	started bool  // cur came from the channel
+	pos     int   // items of cur taken
+	evs     int   // events of cur returned or skipped (Mark)
+	run     *callRun
+	slab    evSlab // where the events of run are built
+	err     error  // sticky: the error that ended the batches
+	started bool   // cur came from the channel
 }
 
 // Prefetch makes r decode events ahead on a goroutine of its own. Next,
@@ -48,14 +64,19 @@ func (r *Reader) Prefetch() {
 		defer pf.wg.Done()
 		defer close(pf.batches)
 		for {
-			b := batch{start: r.streamMark(), evs: make([]*Event, 0, prefetchBatch)}
-			for len(b.evs) < prefetchBatch {
-				ev, err := r.read()
+			b := batch{start: r.streamMark(), items: make([]item, 0, prefetchBatch)}
+			for n := 0; n < batchEvents; {
+				ev, run, err := r.readItem()
 				if err != nil {
 					b.err = err
 					break
 				}
-				b.evs = append(b.evs, ev)
+				b.items = append(b.items, item{ev, run})
+				if run != nil {
+					n += 2 * run.calls
+				} else {
+					n++
+				}
 			}
 			select {
 			case pf.batches <- b:
@@ -71,26 +92,63 @@ func (r *Reader) Prefetch() {
 
 // next returns the next event of the batches.
 func (pf *prefetcher) next() (*Event, error) {
-	for pf.pos == len(pf.cur.evs) {
+	for {
+		if run := pf.run; run != nil {
+			ev := run.next(&pf.slab)
+			if run.done() {
+				pf.run = nil
+			}
+			pf.evs++
+			return ev, nil
+		}
+		if err := pf.fill(); err != nil {
+			return nil, err
+		}
+		it := pf.cur.items[pf.pos]
+		pf.cur.items[pf.pos] = item{}
+		pf.pos++
+		if it.run != nil {
+			pf.run = it.run
+			continue
+		}
+		pf.evs++
+		return it.ev, nil
+	}
+}
+
+// fill makes cur hold an item not taken yet, waiting for the next batch
+// if needed.
+func (pf *prefetcher) fill() error {
+	for pf.pos == len(pf.cur.items) {
 		if pf.err != nil {
-			return nil, pf.err
+			return pf.err
 		}
 		if pf.started && pf.cur.err != nil {
 			pf.err = pf.cur.err
-			return nil, pf.err
+			return pf.err
 		}
 		b, ok := <-pf.batches
 		if !ok {
 			// (Only after a stop, which Seek and Close make.)
 			pf.err = errReaderClosed
-			return nil, pf.err
+			return pf.err
 		}
-		pf.cur, pf.pos, pf.started = b, 0, true
+		pf.cur, pf.pos, pf.evs, pf.started = b, 0, 0, true
 	}
-	ev := pf.cur.evs[pf.pos]
-	pf.cur.evs[pf.pos] = nil
-	pf.pos++
-	return ev, nil
+	return nil
+}
+
+// ahead returns the run whose calls the next events are, if any (an
+// error is left for next to return).
+func (pf *prefetcher) ahead() *callRun {
+	if pf.run == nil && pf.fill() == nil {
+		if it := pf.cur.items[pf.pos]; it.run != nil {
+			pf.cur.items[pf.pos] = item{}
+			pf.pos++
+			pf.run = it.run
+		}
+	}
+	return pf.run
 }
 
 // failed tells whether Next has returned an error.

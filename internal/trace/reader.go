@@ -159,12 +159,46 @@ func (r *Reader) read() (*Event, error) {
 	return ev, nil
 }
 
+// readItem is read for the prefetching goroutine: a run frame not
+// started is returned whole, its events counted, with its records in a
+// frame of its own.
+func (r *Reader) readItem() (*Event, *callRun, error) {
+	if r.err != nil || r.pending != nil || r.run != nil {
+		ev, err := r.read()
+		return ev, nil, err
+	}
+	ev, run, _, err := r.nextFrame()
+	if err != nil {
+		r.err = err
+		return nil, nil, err
+	}
+	if run != nil {
+		r.n += 2 * uint64(run.calls)
+		r.frame = nil // the run's now
+		return nil, run, nil
+	}
+	r.n++
+	return ev, nil, nil
+}
+
 // maxKeptFrame is the largest frame buffer a Reader keeps for the next
 // frame: more than any run's (a drain holds at most a buffer's records),
 // less than the rare frames near maxFrameLen.
 const maxKeptFrame = 8 * eventsBlockSize
 
 func (r *Reader) next() (*Event, error) {
+	ev, run, start, err := r.nextFrame()
+	if err != nil || run == nil {
+		return ev, err
+	}
+	r.run, r.runStart = run, start
+	return r.runNext(), nil
+}
+
+// nextFrame decodes the next frame: its event (the entry of a paired
+// frame, the exit then pending), or a run (not started: its records are
+// in r.frame) with the position before its frame.
+func (r *Reader) nextFrame() (*Event, *callRun, Mark, error) {
 	start, dataStart := r.events.mark(), r.data.mark() // (runStart)
 	// Length prefix: a varint that may span blocks.
 	var l uint64
@@ -177,12 +211,12 @@ func (r *Reader) next() (*Event, error) {
 		}
 		if err != nil {
 			if i == 0 && err == io.EOF {
-				return nil, r.end()
+				return nil, nil, Mark{}, r.end()
 			}
-			return nil, r.streamErr(err, "frame length")
+			return nil, nil, Mark{}, r.streamErr(err, "frame length")
 		}
 		if i == 9 && c > 1 {
-			return nil, r.frameCorrupt("bad frame length")
+			return nil, nil, Mark{}, r.frameCorrupt("bad frame length")
 		}
 		l |= uint64(c&0x7f) << shift
 		if c < 0x80 {
@@ -191,10 +225,10 @@ func (r *Reader) next() (*Event, error) {
 		shift += 7
 	}
 	if l > maxFrameLen {
-		return nil, r.frameCorrupt(fmt.Sprintf("frame length %d exceeds the limit of %d", l, maxFrameLen))
+		return nil, nil, Mark{}, r.frameCorrupt(fmt.Sprintf("frame length %d exceeds the limit of %d", l, maxFrameLen))
 	}
 	if r.beyondCount(1) {
-		return nil, r.tooManyEvents()
+		return nil, nil, Mark{}, r.tooManyEvents()
 	}
 	var err error
 	if uint64(cap(r.frame)) < l {
@@ -205,7 +239,7 @@ func (r *Reader) next() (*Event, error) {
 	}
 	r.frame, err = r.events.appendN(r.frame[:0], l)
 	if err != nil {
-		return nil, r.streamErr(err, "frame")
+		return nil, nil, Mark{}, r.streamErr(err, "frame")
 	}
 	base := r.base
 	entry, ev, run, err := decodeEvent(r.frame, r.readData, &r.base, &r.slab)
@@ -215,26 +249,24 @@ func (r *Reader) next() (*Event, error) {
 	if err != nil {
 		var fe *frameError
 		if errors.As(err, &fe) {
-			return nil, r.frameCorrupt(fe.reason)
+			return nil, nil, Mark{}, r.frameCorrupt(fe.reason)
 		}
-		return nil, err
+		return nil, nil, Mark{}, err
 	}
 	if run != nil {
 		if r.beyondCount(2 * uint64(run.calls)) {
-			return nil, r.tooManyEvents()
+			return nil, nil, Mark{}, r.tooManyEvents()
 		}
-		r.run = run
-		r.runStart = Mark{n: r.n, events: start, data: dataStart, base: base}
-		return r.runNext(), nil
+		return nil, run, Mark{n: r.n, events: start, data: dataStart, base: base}, nil
 	}
 	if entry != nil {
 		if r.beyondCount(2) {
-			return nil, r.tooManyEvents()
+			return nil, nil, Mark{}, r.tooManyEvents()
 		}
 		r.pending = ev
-		return entry, nil
+		return entry, nil, Mark{}, nil
 	}
-	return ev, nil
+	return ev, nil, Mark{}, nil
 }
 
 // runNext returns the next event of the run being read.
@@ -348,8 +380,8 @@ func (m Mark) Events() uint64 { return m.n }
 func (r *Reader) Mark() Mark {
 	if r.pf != nil {
 		m := r.pf.cur.start
-		m.n += uint64(r.pf.pos)
-		m.skip += uint64(r.pf.pos)
+		m.n += uint64(r.pf.evs)
+		m.skip += uint64(r.pf.evs)
 		return m
 	}
 	return r.streamMark()

@@ -172,3 +172,104 @@ func TestRunCorrupt(t *testing.T) {
 		})
 	}
 }
+
+// RunAhead shows the calls of a run ahead of a Reader, prefetching or
+// not, and SkipCalls drops some: the next event is the one after them,
+// and a mark taken after a skip restores the events that follow it.
+func TestRunAheadSkip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	dir := filepath.Join(t.TempDir(), "trace")
+	w := mustCreate(t, dir)
+	var want []*Event
+	for i := 0; i < 30; i++ {
+		ev := randEvent(rng, i)
+		if err := w.Write(ev); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, ev)
+		for range 1 + rng.IntN(2) { // runs back to back too
+			run, evs := randRun(rng, int32(100+i%3), 1+rng.IntN(400))
+			if err := w.WriteRun(run); err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, evs...)
+		}
+	}
+	mustClose(t, w)
+	for _, prefetch := range []bool{false, true} {
+		r, err := Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if prefetch {
+			r.Prefetch()
+		}
+		type mark struct {
+			m Mark
+			n int
+		}
+		var marks []mark
+		skipped := 0
+		for n := 0; ; {
+			if a, ok := r.RunAhead(); ok {
+				// The first call ahead is want[n] and want[n+1].
+				rec, _, err := NextCallRecord(a.Records, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
+				entry, exit := &Event{Regs: new(Regs)}, &Event{Regs: new(Regs)}
+				rec.EventsInto(a.Tid, a.Cur, a.Rip, a.Flags, entry, exit)
+				if entry.Sysno != want[n].Sysno || *entry.Regs != *want[n].Regs || exit.Result != want[n+1].Result || n+2*a.Calls > len(want) {
+					t.Fatalf("prefetch %v: run ahead at event %d: %+v, want %+v", prefetch, n+1, entry, want[n])
+				}
+				for k := 0; k < a.Calls; k++ {
+					if flagged := want[n+2*k+1].Flags != a.Flags; flagged != (k == a.Flagged) && k <= a.Flagged {
+						t.Fatalf("prefetch %v: run ahead at event %d: Flagged %d, call %d flagged %v", prefetch, n+1, a.Flagged, k, flagged)
+					}
+				}
+				if rng.IntN(2) == 0 {
+					k := 1 + rng.IntN(a.Calls)
+					r.SkipCalls(k)
+					n += 2 * k
+					skipped += k
+					if rng.IntN(3) == 0 {
+						marks = append(marks, mark{r.Mark(), n})
+					}
+					continue
+				}
+			}
+			ev, err := r.Next()
+			if err == io.EOF {
+				if n != len(want) {
+					t.Fatalf("prefetch %v: end after %d events, want %d", prefetch, n, len(want))
+				}
+				break
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			sameEvents(t, []*Event{ev}, want[n:n+1])
+			n++
+		}
+		r.Close()
+		if skipped == 0 || len(marks) < 3 {
+			t.Fatalf("prefetch %v: %d calls skipped, %d marks", prefetch, skipped, len(marks))
+		}
+		for _, m := range marks {
+			r2, err := Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := r2.Seek(m.m); err != nil {
+				t.Fatal(err)
+			}
+			if m.n < len(want) {
+				ev, err := r2.Next()
+				if err != nil {
+					t.Fatal(err)
+				}
+				sameEvents(t, []*Event{ev}, want[m.n:m.n+1])
+			}
+			r2.Close()
+		}
+	}
+}
