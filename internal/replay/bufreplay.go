@@ -250,10 +250,6 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		rp.bufSlowTo = rp.n + 2*uint64(len(b.calls)) - 1
 		return notPlaced("a stop each is needed")
 	}
-	if room < 0 {
-		// Not where the recording had them: the slow path reports it.
-		return notPlaced("they do not fit in the buffer")
-	}
 	if rp.opts.Tamper != nil {
 		// The events ahead are tampered with when their turn comes; the
 		// stretch uses tampered copies now.
@@ -270,7 +266,8 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		end += syscallbuf.RecordLen(b.calls[k].out)
 	}
 	if end > syscallbuf.BufSize-syscallbuf.HdrLen {
-		return notPlaced("they do not fit in the buffer") // (tampered)
+		// Not where the recording had them: the slow path reports it.
+		return notPlaced("they do not fit in the buffer")
 	}
 	// One read and one write of the span keep the padding between the
 	// records (which the stub does not write) as it is.
@@ -516,10 +513,7 @@ func sameCall(rec *syscallbuf.Record, entry *trace.Event) bool {
 	r := entry.Regs
 	return rec.Nr == int(entry.Sysno) && r[ptrace.ORIGRAX] == uint64(rec.Nr) && r[ptrace.R11] == r[ptrace.EFLAGS] &&
 		r[ptrace.RIP] == syscallbuf.SyscallRet && r[ptrace.RCX] == syscallbuf.SyscallRet && int64(r[ptrace.RAX]) == -int64(unix.ENOSYS) &&
-		rec.Regs == [14]uint64{
-			r[ptrace.RDI], r[ptrace.RSI], r[ptrace.RDX], r[ptrace.R10], r[ptrace.R8], r[ptrace.R9],
-			r[ptrace.RBX], r[ptrace.RBP], r[ptrace.R12], r[ptrace.R13], r[ptrace.R14], r[ptrace.R15],
-			r[ptrace.RSP], r[ptrace.EFLAGS]}
+		rec.Regs == callRegs(r)
 }
 
 // desched moves t, stopped at the entry of a buffered call, to the

@@ -9,7 +9,7 @@ import "sync"
 // runs on the other CPU while the replayer waits.
 
 const (
-	prefetchBatch = 256 // events a batch holds
+	prefetchBatch = 256 // events a batch holds (a run counts its events: the batch ends after it)
 	prefetchDepth = 4   // batches decoded ahead
 )
 
@@ -29,10 +29,6 @@ type item struct {
 	ev  *Event
 	run *callRun
 }
-
-// batchEvents bounds a batch's events (a run counts its events: the
-// batch ends after it).
-const batchEvents = prefetchBatch
 
 // prefetcher is the consumer side of a prefetching Reader.
 type prefetcher struct {
@@ -65,7 +61,7 @@ func (r *Reader) Prefetch() {
 		defer close(pf.batches)
 		for {
 			b := batch{start: r.streamMark(), items: make([]item, 0, prefetchBatch)}
-			for n := 0; n < batchEvents; {
+			for n := 0; n < prefetchBatch; {
 				ev, run, err := r.readItem()
 				if err != nil {
 					b.err = err
