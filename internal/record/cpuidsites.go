@@ -173,7 +173,7 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	}
 	if regSize > 0 {
 		if regs {
-			table = patch.CpuidLookup(r.cpuidTable())
+			table = r.cpuidLookupCode()
 		}
 		if tscs {
 			table = binary.LittleEndian.AppendUint64(append(table, make([]byte, (8-len(table)%8)%8)...), syscallbuf.RdtscEntry)
@@ -228,11 +228,25 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		base, mapped = ret, true
 	}
 	// The sites must still read as the file has them (nothing else
-	// rewrote them): read in one go.
-	last := plans[len(plans)-1]
-	code := make([]byte, last.at+cpuidSiteLen(last.s, last.reg, last.tsc)-plans[0].at)
-	if n := t.mem.ReadPartial(plans[0].at, code); n < len(code) {
-		code = code[:n]
+	// rewrote them): their bytes are read in one go (one by one if some
+	// cannot be read; those are left alone).
+	reads := make([]tracee.Region, len(plans))
+	var total uint64
+	for i, p := range plans {
+		total += cpuidSiteLen(p.s, p.reg, p.tsc)
+		reads[i].Addr = p.at
+	}
+	code := make([]byte, total)
+	for i, p := range plans {
+		n := cpuidSiteLen(p.s, p.reg, p.tsc)
+		reads[i].Data, code = code[:n:n], code[n:]
+	}
+	if t.mem.ReadRegions(reads...) != nil {
+		for i := range reads {
+			if t.mem.ReadMem(reads[i].Addr, reads[i].Data) != nil {
+				reads[i].Data = nil
+			}
+		}
 	}
 	// The lookup routine and its table come first (the trampolines
 	// call it), the trampolines after.
@@ -242,17 +256,15 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	var writes []trace.MemWrite
 	nconst, nreg, ntsc := 0, 0, 0
 	redirected := map[uint64]bool{}
-	for _, p := range plans {
+	for i, p := range plans {
 		for len(page)%16 != 0 {
 			page = append(page, 0xcc)
 		}
 		tr := uint64(base) + uint64(len(page))
-		o := p.at - plans[0].at
-		n := cpuidSiteLen(p.s, p.reg, p.tsc)
-		if o+n > uint64(len(code)) || !patch.InRel32(p.at, tr) {
+		if reads[i].Data == nil || !patch.InRel32(p.at, tr) {
 			continue
 		}
-		tc, jump, ok := r.trampoline(p.s, p.reg, p.tsc, p.at, tr, code[o:o+n], lookup, slot)
+		tc, jump, ok := r.trampoline(p.s, p.reg, p.tsc, p.at, tr, reads[i].Data, lookup, slot)
 		if !ok {
 			continue
 		}
@@ -321,6 +333,16 @@ func cpuidSiteLen(s *patch.CpuidSite, reg *patch.CpuidRegSite, tsc *patch.RdtscS
 		return reg.Cpuid() + 2 - reg.Off
 	}
 	return s.Len()
+}
+
+// cpuidLookupCode is the lookup routine and table of cpuidTable, kept
+// while cpuidTrapped does not grow (a recording plants it in each
+// process). Appending to it copies it.
+func (r *recorder) cpuidLookupCode() []byte {
+	if c := &r.cpuidLookup; c.code == nil || c.trapped != len(r.cpuidTrapped) {
+		c.code, c.trapped = slices.Clip(patch.CpuidLookup(r.cpuidTable())), len(r.cpuidTrapped)
+	}
+	return r.cpuidLookup.code
 }
 
 // cpuidTable is what the lookup trampolines answer: the leaves and

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"strings"
 	"time"
@@ -61,7 +62,7 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	}
 	t.buf = nil
 	if r.bufOn {
-		bufMaps, err := r.setupBuf(t)
+		bufMaps, err := r.setupBuf(t, maps)
 		if err != nil {
 			return err
 		}
@@ -175,8 +176,18 @@ func (r *recorder) captureKnown(t *task, m tracee.Map, known *unix.Stat_t) (stri
 		r.spare = append(r.spare, f) // closed at the end (one mapping's use)
 		return rel, f, nil
 	}
-	r.captures[key] = capturedFile{rel: rel, f: f}
+	r.captures[key] = capturedFile{rel: rel, f: f, name: m.Name}
 	return rel, f, nil
+}
+
+// capturedName is the name a file captured in this recording was mapped
+// by, given the file's status; "" if it was not captured or has been
+// deleted since.
+func (r *recorder) capturedName(st *unix.Stat_t) string {
+	if st.Nlink == 0 || st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return ""
+	}
+	return r.captures[captureKey{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim.Nano()}].name
 }
 
 // captureKey is a mapped file's identity: device, inode, size and
@@ -190,8 +201,9 @@ type captureKey struct {
 // capturedFile is a file captured in this recording and its copy in the
 // trace, kept open for diffPages.
 type capturedFile struct {
-	rel string
-	f   *os.File
+	rel  string
+	f    *os.File
+	name string // the name of the mapping it was captured for
 }
 
 // maxOpenCaptures bounds the captured copies kept open.
@@ -269,7 +281,8 @@ const changeGap = 32
 
 // appendChanges appends to out the writes that turn old into cur, both
 // the bytes at addr: the runs of changed bytes, joined across runs of
-// fewer than changeGap unchanged ones, and joined to the last write of out
+// fewer than changeGap unchanged ones (up to seven more: it compares
+// eight bytes at a time), and joined to the last write of out
 // when that ends at the first. A patched code page (int3s and jumps at a
 // few sites) costs its changed bytes instead of the whole page.
 func appendChanges(out []trace.MemWrite, addr uint64, cur, old []byte) []trace.MemWrite {
@@ -286,10 +299,20 @@ func appendChanges(out []trace.MemWrite, addr uint64, cur, old []byte) []trace.M
 			break
 		}
 		start, end := i, i+1
-		for j := end; j < n && j-end < changeGap; j++ {
+		for j := end; j < n && j-end < changeGap; {
+			if j+8 <= n {
+				// Eight bytes at a time: a changed page (a trampoline,
+				// a stack) is mostly runs like this one.
+				if x := binary.LittleEndian.Uint64(cur[j:]) ^ binary.LittleEndian.Uint64(old[j:]); x != 0 {
+					end = j + 8 - bits.LeadingZeros64(x)/8 // past its last changed byte
+				}
+				j += 8
+				continue
+			}
 			if cur[j] != old[j] {
 				end = j + 1
 			}
+			j++
 		}
 		at := addr + uint64(start)
 		if k := len(out); k > 0 && out[k-1].Addr+uint64(len(out[k-1].Data)) == at {
@@ -315,11 +338,21 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	defer r.since(phFileMap, time.Now())
 	length := (a[1] + pageSize - 1) &^ (pageSize - 1)
 	m := tracee.Map{Start: addr, End: addr + length, Prot: uint32(a[2]), Offset: a[5]}
-	fdPath := fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4]))
 	src := m // the mapping the file is read through (capture)
-	name, _ := os.Readlink(fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End))
-	if drained {
-		if name == "" {
+	// The file through the mapping: its status first, which names a
+	// file captured before (the loader maps each library four times);
+	// its name only for a file not seen yet.
+	fdPath := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
+	var st unix.Stat_t
+	statErr := unix.Stat(fdPath, &st)
+	var name string
+	if statErr == nil {
+		if name = r.capturedName(&st); name == "" {
+			name, _ = os.Readlink(fdPath)
+		}
+	}
+	if name == "" {
+		if drained {
 			// Merged with a neighbouring mapping of the same file.
 			vma, ok, err := r.mappingAt(t, addr)
 			if err != nil {
@@ -332,22 +365,23 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 				return nil
 			}
 			src.Start, src.End, name = vma.Start, vma.End, vma.Name
+			fdPath = fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, src.Start, src.End)
+		} else {
+			fdPath = fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4]))
+			name, _ = os.Readlink(fdPath)
 		}
-		fdPath = fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, src.Start, src.End)
-	} else if name == "" {
-		name, _ = os.Readlink(fdPath)
+		statErr = unix.Stat(fdPath, &st)
 	}
 	m.Name, src.Name = name, name
 	tm := trace.Mapping{Start: m.Start, End: m.End, Prot: m.Prot, Flags: uint32(a[3]), Offset: m.Offset, Name: name}
-	var st unix.Stat_t
-	isReg := unix.Stat(fdPath, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
+	isReg := statErr == nil && st.Mode&unix.S_IFMT == unix.S_IFREG
 	if isReg && a[3]&unix.MAP_SHARED != 0 {
 		defer func() { // after the check: this mapping is not "elsewhere"
 			r.everShared[st.Ino] = true
 			r.addSharer(t)
 		}()
 	}
-	if m.Prot&unix.PROT_EXEC != 0 && !r.coveredMapping(fdPath, name, m.Prot, a[3]&unix.MAP_SHARED != 0) {
+	if m.Prot&unix.PROT_EXEC != 0 && (statErr != nil || !r.coveredMapping(fdPath, &st, name, m.Prot, a[3]&unix.MAP_SHARED != 0)) {
 		r.gainUncovered(t, ev)
 	}
 	switch {

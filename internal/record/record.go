@@ -264,6 +264,15 @@ type recorder struct {
 	// at a trap, which the lookup trampolines answer from then on
 	// (cpuidTable).
 	cpuidTrapped map[[2]uint32]bool
+	// vdsoBufSites are the sites of the rewritten vDSO (r.vdso.Patched),
+	// found once.
+	vdsoBufSites []syscallbuf.Site
+	// cpuidLookup is the lookup routine of cpuidTable, made again when
+	// cpuidTrapped has grown since (it only grows).
+	cpuidLookup struct {
+		code    []byte
+		trapped int
+	}
 	// diffBuf and diffWant are diffPages's read buffers, reused.
 	diffBuf, diffWant []byte
 	points            uint64                       // preemption points recorded

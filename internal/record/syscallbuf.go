@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ type bufState struct {
 // process where Base is taken simply runs without the buffer. It returns
 // the process's mappings, read once the buffer is mapped (nil without
 // the buffer).
-func (r *recorder) setupBuf(t *task) ([]tracee.Map, error) {
+func (r *recorder) setupBuf(t *task, maps []tracee.Map) ([]tracee.Map, error) {
 	t.buf = &bufState{}
 	if ok, err := r.mapBuf(t); !ok || err != nil {
 		return nil, err
@@ -76,22 +77,32 @@ func (r *recorder) setupBuf(t *task) ([]tracee.Map, error) {
 		r.filterOn = true
 	}
 	t.buf.mapped = true
-	maps, err := tracee.Maps(t.tid)
-	if err != nil {
-		return nil, err
+	maps, ok := withBufMaps(maps)
+	if !ok {
+		var err error
+		if maps, err = tracee.Maps(t.tid); err != nil {
+			return nil, err
+		}
 	}
 	for _, m := range maps {
 		if m.Name == "[vdso]" {
 			// The time functions, rewritten into `mov; syscall; ret` by
 			// r.vdso (onExecDone), go through the stub too.
 			code := r.vdso.Patched()
-			if uint64(len(code)) != m.Size() {
+			var sites []syscallbuf.Site
+			if uint64(len(code)) == m.Size() {
+				if r.vdsoBufSites == nil {
+					r.vdsoBufSites = syscallbuf.ScanMem(code) // the same in every process
+				}
+				sites = r.vdsoBufSites
+			} else {
 				code = make([]byte, m.Size())
 				if err := t.mem.ReadMem(m.Start, code); err != nil {
 					continue
 				}
+				sites = syscallbuf.ScanMem(code)
 			}
-			if err := t.mem.WriteCode(syscallbuf.Patch(syscallbuf.ScanMem(code), m.Start, 0, m.End-m.Start, &t.buf.next)); err != nil {
+			if err := t.mem.WriteCode(syscallbuf.Patch(sites, m.Start, 0, m.End-m.Start, &t.buf.next)); err != nil {
 				return nil, fmt.Errorf("redirect the vDSO's functions: %w", err)
 			}
 			continue
@@ -108,6 +119,26 @@ func (r *recorder) setupBuf(t *task) ([]tracee.Map, error) {
 		}
 	}
 	return maps, nil
+}
+
+// withBufMaps returns maps, the mappings of an address space read before
+// mapBuf, with the two mappings mapBuf made; false when a mapping
+// borders them (the kernel may have merged them with it: the maps must
+// be read again).
+func withBufMaps(maps []tracee.Map) ([]tracee.Map, bool) {
+	i := 0
+	for i < len(maps) && maps[i].End <= syscallbuf.Base {
+		i++
+	}
+	if i > 0 && maps[i-1].End == syscallbuf.Base || i < len(maps) && maps[i].Start <= syscallbuf.Base+syscallbuf.Size {
+		return nil, false
+	}
+	anon := func(start, end uint64, prot uint32) tracee.Map {
+		return tracee.Map{Start: start, End: end, Prot: prot, Dev: "00:00"}
+	}
+	return slices.Insert(slices.Clone(maps), i,
+		anon(syscallbuf.Base, syscallbuf.TrampEnd, unix.PROT_READ|unix.PROT_EXEC),
+		anon(syscallbuf.TrampEnd, syscallbuf.Base+syscallbuf.Size, unix.PROT_READ|unix.PROT_WRITE)), true
 }
 
 // mapBuf maps the stub's code and trampolines (read-only, executable:
@@ -184,26 +215,41 @@ func (r *recorder) drainBuf(t *task) error {
 	if b == nil || !b.mapped {
 		return nil
 	}
+	// The bytes are scratch space for this drain only (the trace writer
+	// copies what it is given), allocated once for a full buffer.
+	if r.drainBytes == nil {
+		r.drainBytes = make([]byte, syscallbuf.BufSize)
+	}
+	// The header and the records from the last drain's end to the end of
+	// their page, with one read: most drains need no more (the records
+	// the header then counts past the page are read after).
 	var hdr [16]byte
-	if err := t.mem.ReadMem(syscallbuf.Hdr, hdr[:]); err != nil {
-		return nil // gone
+	at := syscallbuf.Hdr + syscallbuf.HdrLen + uint64(b.readPos)
+	ahead := r.drainBytes[:min(pageSize-at%pageSize, uint64(len(r.drainBytes)))]
+	if b.readPos >= syscallbuf.BufSize-syscallbuf.HdrLen || t.mem.ReadRegions(tracee.Region{Addr: syscallbuf.Hdr, Data: hdr[:]}, tracee.Region{Addr: at, Data: ahead}) != nil {
+		ahead = nil
+		if err := t.mem.ReadMem(syscallbuf.Hdr, hdr[:]); err != nil {
+			return nil // gone
+		}
 	}
 	fill := binary.LittleEndian.Uint32(hdr[syscallbuf.HdrFill:])
 	gen := binary.LittleEndian.Uint32(hdr[syscallbuf.HdrGen:])
 	if gen != b.gen {
-		b.gen, b.readPos = gen, 0
+		b.gen, b.readPos, ahead = gen, 0, nil
 	}
 	if fill <= b.readPos {
 		return nil
 	}
-	// The bytes are scratch space for this drain only (the trace writer
-	// copies what it is given), allocated once for a full buffer.
-	if n := int(fill - b.readPos); cap(r.drainBytes) < n {
-		r.drainBytes = make([]byte, max(n, syscallbuf.BufSize))
+	n := int(fill - b.readPos)
+	if n > len(r.drainBytes) {
+		r.drainBytes = make([]byte, n)
+		ahead = nil
 	}
-	buf := r.drainBytes[:fill-b.readPos]
-	if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrLen+uint64(b.readPos), buf); err != nil {
-		return fmt.Errorf("tid %d: read the syscall buffer: %w", t.tid, err)
+	buf := r.drainBytes[:n]
+	if got := min(len(ahead), n); got < n {
+		if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrLen+uint64(b.readPos)+uint64(got), buf[got:]); err != nil {
+			return fmt.Errorf("tid %d: read the syscall buffer: %w", t.tid, err)
+		}
 	}
 	b.readPos = fill
 	cur, err := t.thread().GetRegs()

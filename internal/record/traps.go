@@ -154,14 +154,20 @@ func uncoveredCall(nr int, a linux.Args) bool {
 // coveredMapping tells whether executable mapping m (a mapping of a
 // file: name, protection, shared or not) holds only code the recorder
 // scanned: a private, read-only mapping of an ELF file with executable
-// sections, not a memfd or a deleted file (code a program wrote).
-func (r *recorder) coveredMapping(path, name string, prot uint32, shared bool) bool {
+// sections, not a memfd or a deleted file (code a program wrote). The
+// file's status is known if given, else read through path.
+func (r *recorder) coveredMapping(path string, known *unix.Stat_t, name string, prot uint32, shared bool) bool {
 	if shared || prot&unix.PROT_WRITE != 0 || !strings.HasPrefix(name, "/") ||
 		strings.HasPrefix(name, "/memfd:") || strings.HasSuffix(name, " (deleted)") {
 		return false
 	}
 	var st unix.Stat_t
-	if unix.Stat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+	if known != nil {
+		st = *known
+	} else if unix.Stat(path, &st) != nil {
+		return false
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return false
 	}
 	key := codeKey{dev: st.Dev, ino: st.Ino, size: st.Size, mtime: st.Mtim}
@@ -222,7 +228,7 @@ func (r *recorder) execCovered(t *task, maps []tracee.Map) bool {
 			continue
 		}
 		path := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
-		if m.Inode == 0 || !r.coveredMapping(path, m.Name, m.Prot, m.Shared) {
+		if m.Inode == 0 || !r.coveredMapping(path, nil, m.Name, m.Prot, m.Shared) {
 			return false
 		}
 	}

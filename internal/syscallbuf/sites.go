@@ -532,6 +532,19 @@ func ripMoveLen(code []byte) (n, more int) {
 // or from the same absolute address, and every other instruction as it
 // is.
 func moveRipRelative(disp []byte, addr uint64) []byte {
+	// Most displaced instructions hold no such move at any offset; they
+	// are copied without decoding them (a recorder patches every site of
+	// libc in each process it starts).
+	plain := true
+	for i := range disp {
+		if n, _ := ripMoveLen(disp[i:]); n > 0 {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return disp
+	}
 	var out []byte
 	for i := 0; i < len(disp); {
 		if n, _ := ripMoveLen(disp[i:]); n > 0 {
