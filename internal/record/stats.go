@@ -95,17 +95,28 @@ type CallCount struct {
 	Traced, ViaStub, Stopped, Desched, Buffered uint64
 }
 
-// callStats counts the calls by number (record --stats).
-type callStats map[int]*CallCount
+// callStats counts the calls by number (record --stats): Linux's
+// numbers in an array (a drain counts every buffered call), any other
+// in a map.
+type callStats struct {
+	linux [linux.MaxNr + 1]*CallCount
+	other map[int]*CallCount
+}
 
 func (c *callStats) get(nr int) *CallCount {
-	if *c == nil {
-		*c = callStats{}
+	if nr >= 0 && nr < len(c.linux) {
+		if c.linux[nr] == nil {
+			c.linux[nr] = &CallCount{Nr: nr}
+		}
+		return c.linux[nr]
 	}
-	n := (*c)[nr]
+	if c.other == nil {
+		c.other = map[int]*CallCount{}
+	}
+	n := c.other[nr]
 	if n == nil {
 		n = &CallCount{Nr: nr}
-		(*c)[nr] = n
+		c.other[nr] = n
 	}
 	return n
 }
@@ -126,9 +137,14 @@ func (c *callStats) traced(nr int, rip uint64) {
 }
 
 // list returns the counts, most ptrace-path calls first.
-func (c callStats) list() []CallCount {
-	out := make([]CallCount, 0, len(c))
-	for _, n := range c {
+func (c *callStats) list() []CallCount {
+	var out []CallCount
+	for _, n := range c.linux {
+		if n != nil {
+			out = append(out, *n)
+		}
+	}
+	for _, n := range c.other {
 		out = append(out, *n)
 	}
 	slices.SortFunc(out, func(a, b CallCount) int {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sync"
@@ -160,6 +161,10 @@ func Create(dir string, h Header) (*Writer, error) {
 // events stream bytes; or, with done set, a barrier it closes once every
 // job before it is written.
 type flushJob struct {
+	// hdr, when set, is written to header.json before the job's bytes:
+	// the manifest of files captured since the last one, before the
+	// events that map them.
+	hdr          *Header
 	data, events []byte
 	done         chan struct{}
 }
@@ -172,6 +177,11 @@ func (w *Writer) compress(zenc *blockEncoder) {
 	defer zenc.Close()
 	var out []byte
 	for j := range w.jobs {
+		if j.hdr != nil && w.writeErr() == nil {
+			if err := writeHeaderSync(w.dir, j.hdr, false); err != nil {
+				w.setWriteErr(HeaderFile, err)
+			}
+		}
 		if j.done != nil {
 			close(j.done)
 			continue
@@ -505,21 +515,19 @@ func (w *Writer) Flush() error {
 // flushLocked hands the pending bytes of both streams to the compressor.
 func (w *Writer) flushLocked() error {
 	w.lastFlush = time.Now()
+	j := flushJob{}
 	if w.hdrDirty {
 		// The manifest of the captured files, before the events that
-		// map them.
-		if err := writeHeaderSync(w.dir, &w.hdr, false); err != nil {
-			if w.err == nil {
-				w.err = err
-			}
-			return err
-		}
+		// map them: the compressor writes it first (a copy: the
+		// recorder goes on capturing).
+		h := w.hdr
+		h.Files = maps.Clone(w.hdr.Files)
+		j.hdr = &h
 		w.hdrDirty = false
 	}
-	if len(w.enc.data) == 0 && len(w.evBuf) == 0 {
+	if len(w.enc.data) == 0 && len(w.evBuf) == 0 && j.hdr == nil {
 		return w.checkErr()
 	}
-	j := flushJob{}
 	if len(w.enc.data) > 0 {
 		j.data = w.enc.data
 		w.enc.data = w.buffer(dataBufCap)
