@@ -339,16 +339,17 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 	length := (a[1] + pageSize - 1) &^ (pageSize - 1)
 	m := tracee.Map{Start: addr, End: addr + length, Prot: uint32(a[2]), Offset: a[5]}
 	src := m // the mapping the file is read through (capture)
-	// The file through the mapping: its status first, which names a
-	// file captured before (the loader maps each library four times);
-	// its name only for a file not seen yet.
-	fdPath := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
+	// The file through the mapping (path: its map_files link, or the
+	// descriptor's): its status first, which names a file captured
+	// before (the loader maps each library four times); its link only
+	// for a file not seen yet.
+	path := fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, m.Start, m.End)
 	var st unix.Stat_t
-	statErr := unix.Stat(fdPath, &st)
+	statErr := unix.Stat(path, &st)
 	var name string
 	if statErr == nil {
 		if name = r.capturedName(&st); name == "" {
-			name, _ = os.Readlink(fdPath)
+			name, _ = os.Readlink(path)
 		}
 	}
 	if name == "" {
@@ -365,12 +366,12 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 				return nil
 			}
 			src.Start, src.End, name = vma.Start, vma.End, vma.Name
-			fdPath = fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, src.Start, src.End)
+			path = fmt.Sprintf("/proc/%d/map_files/%x-%x", t.tid, src.Start, src.End)
 		} else {
-			fdPath = fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4]))
-			name, _ = os.Readlink(fdPath)
+			path = fmt.Sprintf("/proc/%d/fd/%d", t.tid, int32(a[4]))
+			name, _ = os.Readlink(path)
 		}
-		statErr = unix.Stat(fdPath, &st)
+		statErr = unix.Stat(path, &st)
 	}
 	m.Name, src.Name = name, name
 	tm := trace.Mapping{Start: m.Start, End: m.End, Prot: m.Prot, Flags: uint32(a[3]), Offset: m.Offset, Name: name}
@@ -381,7 +382,7 @@ func (r *recorder) recordFileMap(t *task, ev *trace.Event, addr uint64, a linux.
 			r.addSharer(t)
 		}()
 	}
-	if m.Prot&unix.PROT_EXEC != 0 && (statErr != nil || !r.coveredMapping(fdPath, &st, name, m.Prot, a[3]&unix.MAP_SHARED != 0)) {
+	if m.Prot&unix.PROT_EXEC != 0 && (statErr != nil || !r.coveredMapping(path, &st, name, m.Prot, a[3]&unix.MAP_SHARED != 0)) {
 		r.gainUncovered(t, ev)
 	}
 	switch {

@@ -34,9 +34,9 @@ type bufState struct {
 // installs the seccomp filter (once: descendants inherit it) and
 // redirects the system-call sites of the mapped executables. Called at
 // exec before the snapshot, so everything it writes is part of it. A
-// process where Base is taken simply runs without the buffer. It returns
-// the process's mappings, read once the buffer is mapped (nil without
-// the buffer).
+// process where Base is taken simply runs without the buffer. Given the
+// process's mappings as read before, it returns them with the buffer's
+// (nil without the buffer).
 func (r *recorder) setupBuf(t *task, maps []tracee.Map) ([]tracee.Map, error) {
 	t.buf = &bufState{}
 	if ok, err := r.mapBuf(t); !ok || err != nil {
