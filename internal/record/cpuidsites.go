@@ -228,25 +228,11 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 		base, mapped = ret, true
 	}
 	// The sites must still read as the file has them (nothing else
-	// rewrote them): their bytes are read in one go (one by one if some
-	// cannot be read; those are left alone).
-	reads := make([]tracee.Region, len(plans))
-	var total uint64
-	for i, p := range plans {
-		total += cpuidSiteLen(p.s, p.reg, p.tsc)
-		reads[i].Addr = p.at
-	}
-	code := make([]byte, total)
-	for i, p := range plans {
-		n := cpuidSiteLen(p.s, p.reg, p.tsc)
-		reads[i].Data, code = code[:n:n], code[n:]
-	}
-	if t.mem.ReadRegions(reads...) != nil {
-		for i := range reads {
-			if t.mem.ReadMem(reads[i].Addr, reads[i].Data) != nil {
-				reads[i].Data = nil
-			}
-		}
+	// rewrote them): read in one go.
+	last := plans[len(plans)-1]
+	code := make([]byte, last.at+cpuidSiteLen(last.s, last.reg, last.tsc)-plans[0].at)
+	if n := t.mem.ReadPartial(plans[0].at, code); n < len(code) {
+		code = code[:n]
 	}
 	// The lookup routine and its table come first (the trampolines
 	// call it), the trampolines after.
@@ -256,15 +242,17 @@ func (r *recorder) plantCpuidTrampolines(t *task, maps []tracee.Map) ([]tracee.M
 	var writes []trace.MemWrite
 	nconst, nreg, ntsc := 0, 0, 0
 	redirected := map[uint64]bool{}
-	for i, p := range plans {
+	for _, p := range plans {
 		for len(page)%16 != 0 {
 			page = append(page, 0xcc)
 		}
 		tr := uint64(base) + uint64(len(page))
-		if reads[i].Data == nil || !patch.InRel32(p.at, tr) {
+		o := p.at - plans[0].at
+		n := cpuidSiteLen(p.s, p.reg, p.tsc)
+		if o+n > uint64(len(code)) || !patch.InRel32(p.at, tr) {
 			continue
 		}
-		tc, jump, ok := r.trampoline(p.s, p.reg, p.tsc, p.at, tr, reads[i].Data, lookup, slot)
+		tc, jump, ok := r.trampoline(p.s, p.reg, p.tsc, p.at, tr, code[o:o+n], lookup, slot)
 		if !ok {
 			continue
 		}

@@ -225,7 +225,7 @@ func (r *recorder) drainBuf(t *task) error {
 	// the header then counts past the page are read after).
 	var hdr [16]byte
 	at := syscallbuf.Hdr + syscallbuf.HdrLen + uint64(b.readPos)
-	ahead := r.drainBytes[:min(pageSize-at%pageSize, uint64(len(r.drainBytes)))]
+	ahead := r.drainBytes[:pageSize-at%pageSize] // (drainBytes holds a full buffer)
 	if b.readPos >= syscallbuf.BufSize-syscallbuf.HdrLen || t.mem.ReadRegions(tracee.Region{Addr: syscallbuf.Hdr, Data: hdr[:]}, tracee.Region{Addr: at, Data: ahead}) != nil {
 		ahead = nil
 		if err := t.mem.ReadMem(syscallbuf.Hdr, hdr[:]); err != nil {

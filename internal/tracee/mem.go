@@ -270,32 +270,29 @@ func (m *Mem) WriteRegions(rs ...Region) error {
 	return m.vectored(rs, unix.ProcessVMWritev, m.WriteMem)
 }
 
-// maxIovecs is the most regions one process_vm_readv or
-// process_vm_writev takes (the kernel's UIO_MAXIOV).
-const maxIovecs = 1024
-
 func (m *Mem) vectored(rs []Region, rw func(int, []unix.Iovec, []unix.RemoteIovec, uint) (int, error), one func(uint64, []byte) error) error {
-	var localArr [4]unix.Iovec
-	var remoteArr [4]unix.RemoteIovec
-	local, remote := localArr[:0], remoteArr[:0]
-	want := 0
+	var local [4]unix.Iovec
+	var remote [4]unix.RemoteIovec
+	want, n := 0, 0
 	for _, r := range rs {
 		if len(r.Data) == 0 {
 			continue
 		}
-		if len(local) == maxIovecs {
-			local = nil
+		if n == len(local) {
+			n = -1
 			break
 		}
-		local = append(local, unix.Iovec{Base: &r.Data[0], Len: uint64(len(r.Data))})
-		remote = append(remote, unix.RemoteIovec{Base: uintptr(r.Addr), Len: len(r.Data)})
+		local[n] = unix.Iovec{Base: &r.Data[0], Len: uint64(len(r.Data))}
+		remote[n] = unix.RemoteIovec{Base: uintptr(r.Addr), Len: len(r.Data)}
 		want += len(r.Data)
+		n++
 	}
-	if len(local) > 0 {
-		if k, err := rw(m.pid, local, remote, 0); err == nil && k == want {
+	if n > 0 {
+		if k, err := rw(m.pid, local[:n], remote[:n], 0); err == nil && k == want {
 			return nil
 		}
-	} else if want == 0 {
+	}
+	if n == 0 {
 		return nil
 	}
 	for _, r := range rs {
