@@ -15,6 +15,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/patch"
+	"github.com/gorr-debugger/gorr/internal/syscallbuf"
 	"github.com/gorr-debugger/gorr/internal/trace"
 	"github.com/gorr-debugger/gorr/internal/tracee"
 )
@@ -129,6 +130,12 @@ func (r *recorder) onExecDone(t *task, former int) error {
 	t.at = atSignal
 	if err := r.emit(ev); err != nil {
 		return err
+	}
+	if b := t.buf; b != nil && b.vclockCode != 0 {
+		// After the snapshot: replay never has it (syscallbuf.VclockSlot).
+		if err := t.mem.WriteMem(syscallbuf.VclockSlot, binary.LittleEndian.AppendUint64(nil, b.vclockCode)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -220,11 +220,14 @@ type recorder struct {
 	tscProbed int
 	tscWarned bool
 	// vdso rewrites each new process's vDSO (worked out once).
-	vdso        tracee.VDSOPatcher
-	sites       map[string][]patch.Site // by captured file
-	cpuidFiles  map[string]cpuidFile    // constant cpuid sites by captured file (cpuidsites.go)
-	dog         watchdog
-	sharedFiles map[uint64]string // inodes of files mapped by mmap: their last capture
+	vdso tracee.VDSOPatcher
+	// vdsoClockSource: whether the kernel's clock source is one the vDSO
+	// reads without a system call (0 not read yet, 1 yes, 2 no).
+	vdsoClockSource int8
+	sites           map[string][]patch.Site // by captured file
+	cpuidFiles      map[string]cpuidFile    // constant cpuid sites by captured file (cpuidsites.go)
+	dog             watchdog
+	sharedFiles     map[uint64]string // inodes of files mapped by mmap: their last capture
 	// everShared holds the inodes ever mapped MAP_SHARED (mmap, shmat) in
 	// this recording: only they can be mapped shared by some process, so
 	// a file mapping of any other inode needs no scan of every process's

@@ -168,10 +168,12 @@ func (r *recorder) emulateInstruction(t *task, sig int, regs *trace.Regs) (bool,
 	if err := t.thread().SetRegs(&after); err != nil {
 		return true, r.lost(t, err)
 	}
-	if at == syscallbuf.RdtscInsn && sig == int(unix.SIGSEGV) {
-		// The stub reading the counter for a buffered rdtsc call, in a
-		// process the kernel traps rdtsc in: the count is the call's
-		// result, in its record; replay never runs this instruction.
+	if (at == syscallbuf.RdtscInsn || t.buf.inVclock(at)) && sig == int(unix.SIGSEGV) {
+		// The stub reading the counter for a buffered rdtsc call, or
+		// the vDSO's clock_gettime it calls (the kernel started to trap
+		// rdtsc since), in a process the kernel traps rdtsc in: the count
+		// is part of the call's result, in its record; replay never runs
+		// this instruction.
 		t.pendingSig = 0
 		return true, nil
 	}

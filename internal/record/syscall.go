@@ -59,6 +59,13 @@ func (r *recorder) onEntry(t *task) error {
 		// were redirected to the stub.
 		return &UnsupportedError{Tid: t.tid, Name: "call into the vsyscall page", Reason: fmt.Sprintf("%s from a caller gorr did not redirect (return address 0x%x; only `mov $entry, %%rax; call *%%rax` is)", linux.Name(nr), r.vsysCaller(t, &regs))}
 	}
+	if t.buf.inVclock(regs[ptrace.RIP]) {
+		// The vDSO's clock_gettime, which the stub calls inside a
+		// buffered call (replay does not run it), fell back to the
+		// system call: the kernel's clock source changed to one the vDSO
+		// cannot read since the process started.
+		return &UnsupportedError{Tid: t.tid, Name: linux.Name(nr), Reason: "the vDSO's clock_gettime, called by the syscall buffer, made a system call (the kernel's clock source changed during the recording); record with -n to leave the buffer off"}
+	}
 	// A number outside the table (nil sc) runs: the kernel answers ENOSYS
 	// without side effects, which onExit checks.
 	sc := linux.Lookup(nr)

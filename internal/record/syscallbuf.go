@@ -28,6 +28,18 @@ type bufState struct {
 	readPos uint32 // bytes of records already turned into events
 	gen     uint32 // the header's generation those bytes belong to
 	next    uint64 // next free trampoline
+	// vclock is the vDSO's own clock_gettime [start, end) when the stub
+	// calls it (HdrVclock set): code that runs inside a buffered call,
+	// which replay does not run.
+	vclock     [2]uint64
+	vclockCode uint64 // what VclockSlot holds, once onExecDone wrote it
+}
+
+// inVclock tells whether rip is in the vDSO's clock_gettime that the
+// stub calls for a buffered clock_gettime (past the redirected entry:
+// only the stub gets there).
+func (b *bufState) inVclock(rip uint64) bool {
+	return b != nil && rip > b.vclock[0] && rip < b.vclock[1]
 }
 
 // setupBuf maps the stub and its buffer into t's fresh address space,
@@ -90,9 +102,15 @@ func (r *recorder) setupBuf(t *task, maps []tracee.Map) ([]tracee.Map, error) {
 			// r.vdso (onExecDone), go through the stub too.
 			code := r.vdso.Patched()
 			var sites []syscallbuf.Site
-			if uint64(len(code)) == m.Size() {
+			rewritten := uint64(len(code)) == m.Size()
+			if rewritten {
 				if r.vdsoBufSites == nil {
 					r.vdsoBufSites = syscallbuf.ScanMem(code) // the same in every process
+					for i, s := range r.vdsoBufSites {
+						if s.Ret && s.Nr == unix.SYS_CLOCK_GETTIME && s.Off == r.vdso.Clock().Off {
+							r.vdsoBufSites[i].Vclock = true
+						}
+					}
 				}
 				sites = r.vdsoBufSites
 			} else {
@@ -102,7 +120,19 @@ func (r *recorder) setupBuf(t *task, maps []tracee.Map) ([]tracee.Map, error) {
 				}
 				sites = syscallbuf.ScanMem(code)
 			}
-			if err := t.mem.WriteCode(syscallbuf.Patch(sites, m.Start, 0, m.End-m.Start, &t.buf.next)); err != nil {
+			writes := syscallbuf.Patch(sites, m.Start, 0, m.End-m.Start, &t.buf.next)
+			if clock := r.vdso.Clock(); rewritten && r.vdsoClockUsable(t, clock) {
+				// The stub reads the clock in the vDSO itself (VclockCode
+				// runs the displaced start of clock_gettime, then the
+				// rest); the redirected entry goes to VclockEntry.
+				at := t.buf.next
+				t.buf.next += syscallbuf.TrampLen
+				start := m.Start + clock.Off
+				writes = append(writes, trace.MemWrite{Addr: at, Data: syscallbuf.VclockCode(at, start+uint64(len(clock.Displaced)), clock.Displaced)})
+				t.buf.vclock = [2]uint64{start, start + clock.Size}
+				t.buf.vclockCode = at + 16 // VclockSlot, written after the snapshot (onExecDone)
+			}
+			if err := t.mem.WriteCode(writes); err != nil {
 				return nil, fmt.Errorf("redirect the vDSO's functions: %w", err)
 			}
 			continue
@@ -119,6 +149,29 @@ func (r *recorder) setupBuf(t *task, maps []tracee.Map) ([]tracee.Map, error) {
 		}
 	}
 	return maps, nil
+}
+
+// vdsoClockUsable tells whether t's stub may read the clock in its
+// vDSO (the one r.vdso rewrote) rather than make clock_gettime: the
+// function's start can be displaced, the kernel does not trap rdtsc in t
+// (the vDSO reads the counter), and the kernel's clock source is one the
+// vDSO reads without a system call (a call the stub does not make
+// itself would stop, inside a call replay does not run).
+func (r *recorder) vdsoClockUsable(t *task, clock tracee.VDSOClock) bool {
+	if clock.Displaced == nil || t.kern.tsc {
+		return false
+	}
+	if r.vdsoClockSource == 0 {
+		r.vdsoClockSource = 2
+		src, err := osfile.ReadFile("/sys/devices/system/clocksource/clocksource0/current_clocksource")
+		switch strings.TrimSpace(string(src)) {
+		case "tsc", "kvm-clock", "hyperv_clocksource_tsc_page":
+			if err == nil {
+				r.vdsoClockSource = 1
+			}
+		}
+	}
+	return r.vdsoClockSource == 1
 }
 
 // withBufMaps returns maps, the mappings of an address space read before
@@ -226,7 +279,7 @@ func (r *recorder) drainBuf(t *task) error {
 	var hdr [16]byte
 	at := syscallbuf.Hdr + syscallbuf.HdrLen + uint64(b.readPos)
 	ahead := r.drainBytes[:pageSize-at%pageSize] // (drainBytes holds a full buffer)
-	if b.readPos >= syscallbuf.BufSize-syscallbuf.HdrLen || t.mem.ReadRegions(tracee.Region{Addr: syscallbuf.Hdr, Data: hdr[:]}, tracee.Region{Addr: at, Data: ahead}) != nil {
+	if b.readPos >= syscallbuf.Cap || t.mem.ReadRegions(tracee.Region{Addr: syscallbuf.Hdr, Data: hdr[:]}, tracee.Region{Addr: at, Data: ahead}) != nil {
 		ahead = nil
 		if err := t.mem.ReadMem(syscallbuf.Hdr, hdr[:]); err != nil {
 			return nil // gone

@@ -354,7 +354,7 @@ func (r *recorder) onWatchdog(t *task, sig int) (bool, error) {
 		return true, nil
 	}
 	if r.bufOn {
-		if regs, err := t.thread().GetRegs(); err == nil && syscallbuf.IsStub(regs[ptrace.RIP]) {
+		if regs, err := t.thread().GetRegs(); err == nil && (syscallbuf.IsStub(regs[ptrace.RIP]) || t.buf.inVclock(regs[ptrace.RIP])) {
 			return true, r.stubInterrupted(t, &regs)
 		}
 	}

@@ -193,7 +193,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	}
 	t.spare = nil
 	b.calls, b.recs = append(b.calls[:0], bufCall{entry: ev, exit: x, out: outBytes(x)}), b.recs[:0]
-	room := int(syscallbuf.BufSize-syscallbuf.HdrLen) - int(fill) - int(syscallbuf.RecordLen(b.calls[0].out))
+	room := int(syscallbuf.Cap) - int(fill) - int(syscallbuf.RecordLen(b.calls[0].out))
 	skipped := 0     // calls whose events the queue will not return
 	stopEnd := false // another task's event follows: stop t after the stretch
 	// notPlaced leaves the calls to stop one by one, which calls taken
@@ -265,7 +265,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		b.at[k] = syscallbuf.RecordAt(end)
 		end += syscallbuf.RecordLen(b.calls[k].out)
 	}
-	if end > syscallbuf.BufSize-syscallbuf.HdrLen {
+	if end > syscallbuf.Cap {
 		// Not where the recording had them: the slow path reports it.
 		return notPlaced("they do not fit in the buffer")
 	}

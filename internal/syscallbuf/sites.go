@@ -43,12 +43,16 @@ import (
 // the function at file offset Tail (musl's `syscall; mov %rax, %rdi; jmp
 // __syscall_ret`): the trampoline jumps there instead of back.
 type Site struct {
-	Off     uint64
-	Nr      int
-	Pre     []byte `json:",omitempty"`
-	Disp    []byte
-	Ret     bool
-	Vsys    bool   `json:",omitempty"`
+	Off  uint64
+	Nr   int
+	Pre  []byte `json:",omitempty"`
+	Disp []byte
+	Ret  bool
+	Vsys bool `json:",omitempty"`
+	// Vclock marks the vDSO's clock_gettime (a Ret site the recorder
+	// found in the vDSO it rewrote, never one scanned from a file): its
+	// trampoline jumps to VclockEntry.
+	Vclock  bool   `json:"-"`
 	Tail    uint64 `json:",omitempty"`
 	TailLen int    `json:",omitempty"`
 }
@@ -104,6 +108,10 @@ const (
 // trampLen is the space each trampoline takes: two 8-byte slots (the
 // trampoline's code address, the address to return to) and the code.
 const trampLen = 64
+
+// TrampLen is the size of a trampoline block (the recorder allocates
+// blocks of its own, such as VclockCode's, the same way).
+const TrampLen = trampLen
 
 // Scan finds the sites in the executable sections of an ELF file. Each
 // is confirmed by decoding its function from the start, and skipped when
@@ -637,6 +645,9 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 		if s.Ret {
 			tr = RetTrampoline(t, s.Nr)
 		}
+		if s.Vclock {
+			tr = VclockTrampoline(t)
+		}
 		out = append(out, trace.MemWrite{Addr: t, Data: tr},
 			trace.MemWrite{Addr: site, Data: Jump(t, s.Len())})
 	}
@@ -677,6 +688,20 @@ func RetTrampoline(t uint64, nr int) []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(nr))
 	b = append(b, 0xe9) // jmp Entry: its ret returns to the caller
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
+	for len(b) < trampLen {
+		b = append(b, 0xcc)
+	}
+	return b
+}
+
+// VclockTrampoline is the block at t for the vDSO's clock_gettime (a
+// `mov $228, %eax; syscall; ret` function once rewritten): it jumps to
+// VclockEntry, which returns to the function's caller.
+func VclockTrampoline(t uint64) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	b = binary.LittleEndian.AppendUint64(b, 0)
+	b = append(b, 0xe9) // jmp VclockEntry
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(VclockEntry)-int64(t+uint64(len(b))+4))))
 	for len(b) < trampLen {
 		b = append(b, 0xcc)
 	}

@@ -12,7 +12,11 @@
 
 	.set HDR, 0x70010000
 	.set HDRLEN, 512
-	.set CAP, 0x100000 - HDRLEN
+	# The buffer's last VSTACKLEN bytes are not records: the stack the
+	# stub calls the vDSO's clock_gettime on (see vclock_call).
+	.set VSTACKLEN, 1024
+	.set VSTACK, HDR + 0x100000
+	.set CAP, 0x100000 - HDRLEN - VSTACKLEN
 	# Where the stub's own fstatfs writes (in the header, after its fields).
 	.set SCRATCH, HDR + 128
 	.set PROC_SUPER_MAGIC, 0x9fa0
@@ -48,6 +52,17 @@
 	# mapped and max_range.
 	.set PEND_LO, HDR + 264
 	.set PEND_HI, HDR + 272
+	# The address of the vDSO's own clock_gettime, made callable by the
+	# recorder (its first instructions, displaced by the redirection,
+	# then a jump back), or 0: see vclock_entry. In the code page, which
+	# no checksum covers; the recorder writes it after the exec's
+	# snapshot, so that replay never has it.
+	.set VCLOCK, MAP_START + 0xff8
+	# The clocks the vDSO reads without a system call (when the kernel's
+	# clock source allows it at all, which the recorder checks):
+	# REALTIME, MONOTONIC, MONOTONIC_RAW, REALTIME_COARSE,
+	# MONOTONIC_COARSE, BOOTTIME, TAI.
+	.set VCLOCK_IDS, 0x8f3
 	# gorr's own mapping (Base, Base+Size): the memory calls the stub
 	# makes must not touch it.
 	# gorr's own call number for an rdtsc (see rdtsc_entry): above every
@@ -489,8 +504,17 @@ check:
 	# entry) has.
 	movabs $HDR, %rcx
 	movl 24(%rcx), %ecx
-	jrcxz .Lsc_insn
+	jrcxz .Lrecorded
 	jmp replayed
+.Lvclock:
+	jmp vclock_call
+.Lrecorded:
+	# A clock_gettime that came through vclock_entry (its return address
+	# on top of the stack) reads the vDSO instead of making the call;
+	# lea and jrcxz keep the flags too.
+	mov (%rsp), %rcx
+	lea -(MAP_START + vclock_ret - entry)(%rcx), %rcx
+	jrcxz .Lvclock
 	.globl sc_insn
 sc_insn:
 .Lsc_insn:
@@ -846,6 +870,71 @@ reset_insn:
 	cmpl $0, 36(%r11)
 	jne probed
 	ret
+	# The vDSO's clock_gettime is redirected here (RetTrampoline for a
+	# site marked Vclock): the call goes through the stub as any buffered
+	# clock_gettime, and when it is recorded (not replayed) the stub
+	# calls the vDSO's own code (VCLOCK) instead of the system call, for
+	# the clocks it reads without one. The record is the same either
+	# way: replay takes the result and the timespec from it.
+	.globl vclock_entry
+vclock_entry:
+	mov $228, %eax
+	call .Lentry
+vclock_ret:
+	ret
+vclock_call:
+	# Buffer held, record written up to its result: with VCLOCK set (a
+	# recording) and a clock the vDSO reads itself, call VCLOCK(rdi,
+	# rsi), keeping what a syscall keeps.
+	# Otherwise (always in replay) the system call, with the flags the
+	# record has.
+	pushfq
+	cmp $11, %edi
+	ja 1f
+	mov $VCLOCK_IDS, %ecx
+	bt %edi, %ecx
+	jnc 1f
+	movabs $VCLOCK, %rcx
+	mov (%rcx), %rcx
+	test %rcx, %rcx
+	jnz 2f
+1:
+	popfq
+	jmp .Lsc_insn
+2:
+	popfq
+	# On the stack at VSTACK, zeroed after: replay, which does not make
+	# this call, must find the same memory (checksums cover the
+	# program's stack below its rsp too, and the buffer).
+	movabs $VSTACK - 8, %r11
+	mov %rsp, (%r11)
+	mov %r11, %rsp
+	push %rdi
+	push %rsi
+	push %rdx
+	push %r8
+	push %r9
+	push %r10
+	sub $8, %rsp
+	call *%rcx
+	add $8, %rsp
+	pop %r10
+	pop %r9
+	pop %r8
+	pop %rdx
+	pop %rsi
+	pop %rdi
+	pop %rsp
+	# (sc_ret pushes the same rdi at the same place.)
+	push %rdi
+	mov %rax, %r11
+	xor %eax, %eax
+	movabs $VSTACK - VSTACKLEN, %rdi
+	mov $VSTACKLEN / 8, %ecx
+	rep stosq
+	mov %r11, %rax
+	pop %rdi
+	jmp .Lsc_ret
 	# Called by the trampolines that stand for rdtsc instructions
 	# (patch.RdtscTrampoline): returns the time-stamp counter in edx:eax
 	# as rdtsc does, every other register and the flags as they were. The

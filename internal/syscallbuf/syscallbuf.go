@@ -48,8 +48,11 @@ import (
 // setxattr, removexattr) traced; 9: mmap, mprotect, munmap, brk,
 // madvise and prlimit64 traced, write, pwrite64 and close of fds 0-2
 // always traced (no HdrStdio), a 256-byte header; 10: without RdtscEntry
-// and RdtscNr; 11: mmap of a file always traced (no HdrPendLo, HdrPendHi).
-const Layout = 12
+// and RdtscNr; 11: mmap of a file always traced (no HdrPendLo, HdrPendHi);
+// 12: the vDSO's clock_gettime redirected as any `mov; syscall; ret`
+// function (no VclockEntry, VclockSlot), records up to the buffer's end
+// (no VstackLen).
+const Layout = 13
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
@@ -79,8 +82,24 @@ const (
 	TrampEnd  = Base + 0x10000
 	Hdr       = Base + 0x10000
 	BufSize   = 0x100000
+	// VstackLen is the end of the buffer that holds no records: the
+	// stack the stub calls the vDSO's clock_gettime on (zeroed after
+	// each call, as replay, which does not make it, finds it).
+	VstackLen = 1024
+	// Cap is the bytes of records the buffer holds.
+	Cap = BufSize - HdrLen - VstackLen
 	Size      = 0x110000
 	FilterAt  = Base + 0xc00 // the seccomp program, in the code page
+	// VclockSlot (u64, the code page's last word) is the address of the
+	// vDSO's own clock_gettime made callable again (VclockCode), or 0: a
+	// clock_gettime that came through VclockEntry then reads the clock
+	// there, without a system call, for the clocks the vDSO reads itself
+	// (stub_amd64.S vclock_call). The record is that of the system call
+	// either way. The recorder writes it after the exec's snapshot, so
+	// that replay, which must make the call (or take it from the record)
+	// where the recording made it, never has it; the code page is not
+	// writable, so no checksum sees the difference.
+	VclockSlot = Base + 0xff8
 
 	// Header fields (u32 each, at Hdr+offset).
 	HdrFill   = 0  // bytes of records after the header
@@ -206,7 +225,25 @@ const (
 	// RdtscTrap is the int3-patched rdtsc RdtscEntry runs instead of the
 	// call in a process whose calls are all traced (HdrDisabled).
 	RdtscTrap = Base + offRdtscTrap
+	// VclockEntry is where the vDSO's clock_gettime is redirected (a
+	// site marked Vclock): a buffered clock_gettime that reads the vDSO
+	// when HdrVclock allows it.
+	VclockEntry = Base + offVclockEntry
 )
+
+// VclockCode is the block at t that makes the vDSO's clock_gettime,
+// whose first instructions the redirection overwrote, callable at t+16:
+// those instructions (displaced, relocatable: no branch, nothing
+// relative to rip), then a jump to the rest of the function at back.
+// Its first 16 bytes are the slots (t+16, back), as in Trampoline.
+func VclockCode(t, back uint64, displaced []byte) []byte {
+	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	b = binary.LittleEndian.AppendUint64(b, back)
+	b = append(b, displaced...)
+	b = append(b, 0xff, 0x24, 0x25) // jmp *(t+8)
+	b = binary.LittleEndian.AppendUint32(b, uint32(t+8))
+	return b
+}
 
 // YieldTaken tells whether a thread stopped with registers regs has
 // taken the yield the recorder asked for (HdrYield) although the word

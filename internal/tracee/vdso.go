@@ -5,7 +5,10 @@ import (
 	"debug/elf"
 	"fmt"
 
+	"golang.org/x/arch/x86/x86asm"
+
 	"github.com/gorr-debugger/gorr/internal/trace"
+	"github.com/gorr-debugger/gorr/internal/x86decode"
 )
 
 // vdso functions rewritten into plain system calls, so that time and CPU
@@ -36,6 +39,18 @@ type VDSOPatcher struct {
 	patched []byte // img rewritten
 	writes  []vdsoWrite
 	sc      uint64 // offset in the image of a syscall instruction
+	clock   VDSOClock
+}
+
+// VDSOClock is where the rewrite leaves the vDSO's own clock_gettime
+// callable: the function lies at Off (Size bytes) in the image, and its
+// instructions Displaced, which the rewrite overwrote, run as well from
+// anywhere (no branch, nothing relative to rip, no branch of the
+// function lands inside them), the rest of the function following them
+// at Off+len(Displaced). Displaced is nil when that is not so.
+type VDSOClock struct {
+	Off, Size uint64
+	Displaced []byte
 }
 
 // vdsoWrite is code written at an offset into the vDSO image.
@@ -66,6 +81,10 @@ func (p *VDSOPatcher) Patch(mem *Mem, m Map) (uint64, error) {
 	return m.Start + p.sc, nil
 }
 
+// Clock returns where the last vDSO Patch rewrote keeps its own
+// clock_gettime (Displaced nil: not callable).
+func (p *VDSOPatcher) Clock() VDSOClock { return p.clock }
+
 // Patched returns the rewritten image of the last vDSO Patch rewrote
 // (what that process's vDSO holds until something else writes it), nil
 // before any. The caller must not modify it.
@@ -89,6 +108,7 @@ func (p *VDSOPatcher) plan(img []byte) error {
 		}
 	}
 	var writes []vdsoWrite
+	var clock VDSOClock
 	sc, found := uint64(0), false
 	for _, s := range syms {
 		if elf.ST_TYPE(s.Info) != elf.STT_FUNC || s.Value == 0 {
@@ -103,6 +123,9 @@ func (p *VDSOPatcher) plan(img []byte) error {
 		if nr, ok := vdsoSyscalls[name]; ok {
 			code = []byte{0xb8, byte(nr), byte(nr >> 8), 0, 0, 0x0f, 0x05, 0xc3}
 			sc, found = off+5, true
+			if name == "clock_gettime" && off+s.Size <= uint64(len(img)) {
+				clock = VDSOClock{Off: off, Size: s.Size, Displaced: displacedEntry(img[off:off+s.Size], len(code))}
+			}
 		} else if name == "getrandom" {
 			// mov rax, -38 (ENOSYS); ret
 			code = []byte{0x48, 0xc7, 0xc0, 0xda, 0xff, 0xff, 0xff, 0xc3}
@@ -124,6 +147,58 @@ func (p *VDSOPatcher) plan(img []byte) error {
 	for _, w := range writes {
 		copy(patched[w.off:], w.code)
 	}
-	p.img, p.patched, p.writes, p.sc = img, patched, writes, sc
+	p.img, p.patched, p.writes, p.sc, p.clock = img, patched, writes, sc, clock
 	return nil
+}
+
+// displacedEntry returns the instructions at the start of fn that cover
+// its first n bytes, if they run the same from anywhere: none is a
+// branch or addresses memory relative to rip, and no branch of fn (a
+// decoded, linear function) lands inside them. Otherwise nil.
+func displacedEntry(fn []byte, n int) []byte {
+	end := 0
+	for end < n {
+		inst, err := x86decode.Decode(fn[end:])
+		if err != nil || inst.Len == 0 || !relocatable(inst) {
+			return nil
+		}
+		end += inst.Len
+	}
+	for pc := 0; pc < len(fn); {
+		inst, err := x86decode.Decode(fn[pc:])
+		if err != nil || inst.Len == 0 {
+			return nil
+		}
+		for _, a := range inst.Args {
+			if rel, ok := a.(x86asm.Rel); ok {
+				if to := pc + inst.Len + int(rel); to > 0 && to < end {
+					return nil
+				}
+			}
+		}
+		pc += inst.Len
+	}
+	return bytes.Clone(fn[:end])
+}
+
+// relocatable tells whether inst does the same wherever it is: no
+// control transfer, no operand relative to rip.
+func relocatable(inst x86asm.Inst) bool {
+	switch inst.Op {
+	case x86asm.JMP, x86asm.CALL, x86asm.RET, x86asm.LRET, x86asm.JRCXZ, x86asm.JECXZ, x86asm.LOOP, x86asm.LOOPE, x86asm.LOOPNE,
+		x86asm.JA, x86asm.JAE, x86asm.JB, x86asm.JBE, x86asm.JE, x86asm.JNE, x86asm.JG, x86asm.JGE, x86asm.JL, x86asm.JLE,
+		x86asm.JO, x86asm.JNO, x86asm.JP, x86asm.JNP, x86asm.JS, x86asm.JNS, x86asm.SYSCALL, x86asm.INT, x86asm.UD2:
+		return false
+	}
+	for _, a := range inst.Args {
+		switch a := a.(type) {
+		case x86asm.Rel:
+			return false
+		case x86asm.Mem:
+			if a.Base == x86asm.RIP {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -102,3 +102,45 @@ func TestVDSOPlanRejectsGarbage(t *testing.T) {
 		t.Fatal("a failed plan left a patched image")
 	}
 }
+
+// The start of the vDSO's clock_gettime that the rewrite overwrites is
+// kept, to be run from elsewhere, only when it runs the same there.
+func TestDisplacedEntry(t *testing.T) {
+	prologue := []byte{
+		0x55,             // push %rbp
+		0x48, 0x89, 0xe5, // mov %rsp,%rbp
+		0x41, 0x56, // push %r14
+		0x53,                   // push %rbx
+		0x48, 0x83, 0xe4, 0xf0, // and $-16,%rsp
+	}
+	tail := []byte{0x31, 0xc0, 0xc3} // xor %eax,%eax; ret
+	for _, c := range []struct {
+		name string
+		fn   []byte
+		want int // bytes displaced; 0: not displaceable
+	}{
+		{"prologue", append(bytes.Clone(prologue), tail...), 11},
+		// lea 0x10(%rip),%rax within the first 8 bytes.
+		{"rip-relative", append([]byte{0x55, 0x48, 0x8d, 0x05, 0x10, 0, 0, 0, 0x53}, tail...), 0},
+		// jne back to offset 4, inside the displaced bytes.
+		{"branch into it", append(append(bytes.Clone(prologue), 0x75, 0xf7), tail...), 0},
+		// a branch as the first instruction.
+		{"branch", append([]byte{0xeb, 0x00}, append(bytes.Clone(prologue), tail...)...), 0},
+	} {
+		got := displacedEntry(c.fn, 8)
+		if c.want == 0 && got != nil || c.want != 0 && !bytes.Equal(got, c.fn[:c.want]) {
+			t.Errorf("%s: displaced % x, want %d bytes", c.name, got, c.want)
+		}
+	}
+	// This machine's vDSO: what the recorder will use (reported only:
+	// kernels differ).
+	var p VDSOPatcher
+	if err := p.plan(ownVDSO(t)); err != nil {
+		t.Fatal(err)
+	}
+	c := p.Clock()
+	t.Logf("clock_gettime at %#x (%d bytes): displaced % x", c.Off, c.Size, c.Displaced)
+	if c.Displaced != nil && len(c.Displaced) < 8 {
+		t.Fatalf("only %d bytes displaced", len(c.Displaced))
+	}
+}
