@@ -29,7 +29,7 @@ type bufState struct {
 	gen     uint32 // the header's generation those bytes belong to
 	next    uint64 // next free trampoline
 	// vclock is the vDSO's own clock_gettime [start, end) when the stub
-	// calls it (HdrVclock set): code that runs inside a buffered call,
+	// calls it (VclockSlot set): code that runs inside a buffered call,
 	// which replay does not run.
 	vclock     [2]uint64
 	vclockCode uint64 // what VclockSlot holds, once onExecDone wrote it

@@ -87,9 +87,9 @@ const (
 	// each call, as replay, which does not make it, finds it).
 	VstackLen = 1024
 	// Cap is the bytes of records the buffer holds.
-	Cap = BufSize - HdrLen - VstackLen
-	Size      = 0x110000
-	FilterAt  = Base + 0xc00 // the seccomp program, in the code page
+	Cap      = BufSize - HdrLen - VstackLen
+	Size     = 0x110000
+	FilterAt = Base + 0xc00 // the seccomp program, in the code page
 	// VclockSlot (u64, the code page's last word) is the address of the
 	// vDSO's own clock_gettime made callable again (VclockCode), or 0: a
 	// clock_gettime that came through VclockEntry then reads the clock
@@ -227,7 +227,7 @@ const (
 	RdtscTrap = Base + offRdtscTrap
 	// VclockEntry is where the vDSO's clock_gettime is redirected (a
 	// site marked Vclock): a buffered clock_gettime that reads the vDSO
-	// when HdrVclock allows it.
+	// when VclockSlot allows it.
 	VclockEntry = Base + offVclockEntry
 )
 
