@@ -25,6 +25,7 @@ import (
 	"github.com/gorr-debugger/gorr/internal/linux"
 	"github.com/gorr-debugger/gorr/internal/osfile"
 	"github.com/gorr-debugger/gorr/internal/patch"
+	"github.com/gorr-debugger/gorr/internal/prefault"
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/sched"
 	"github.com/gorr-debugger/gorr/internal/syscallbuf"
@@ -295,6 +296,7 @@ type recorder struct {
 	bufSites          map[string][]syscallbuf.Site // by captured file
 	bufCalls          uint64
 	drainBytes        []byte          // drainBuf's scratch: the buffer's new bytes
+	drainAhead        prefault.Ahead  // how much of drainBytes is populated
 	runFlags          []trace.RunFlag // drainBuf's scratch: the run's exit flags
 	sharedRels        map[string]bool // captured files a MAP_SHARED mapping used (Result.SharedFiles)
 	calls             callStats       // by number and path (stats.go)

@@ -279,6 +279,7 @@ func (r *recorder) drainBuf(t *task) error {
 	var hdr [16]byte
 	at := syscallbuf.Hdr + syscallbuf.HdrLen + uint64(b.readPos)
 	ahead := r.drainBytes[:pageSize-at%pageSize] // (drainBytes holds a full buffer)
+	r.drainAhead.Cover(r.drainBytes, len(ahead))
 	if b.readPos >= syscallbuf.Cap || t.mem.ReadRegions(tracee.Region{Addr: syscallbuf.Hdr, Data: hdr[:]}, tracee.Region{Addr: at, Data: ahead}) != nil {
 		ahead = nil
 		if err := t.mem.ReadMem(syscallbuf.Hdr, hdr[:]); err != nil {
@@ -299,6 +300,7 @@ func (r *recorder) drainBuf(t *task) error {
 		ahead = nil
 	}
 	buf := r.drainBytes[:n]
+	r.drainAhead.Cover(r.drainBytes, n)
 	if got := min(len(ahead), n); got < n {
 		if err := t.mem.ReadMem(syscallbuf.Hdr+syscallbuf.HdrLen+uint64(b.readPos)+uint64(got), buf[got:]); err != nil {
 			return fmt.Errorf("tid %d: read the syscall buffer: %w", t.tid, err)

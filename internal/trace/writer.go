@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/gorr-debugger/gorr/internal/prefault"
 )
 
 // flushInterval is the longest time a written event stays in memory.
@@ -36,7 +38,8 @@ type Writer struct {
 	data      *os.File
 	enc       encoder // pending data stream bytes in enc.data
 	evBuf     []byte  // pending events stream bytes
-	frame     []byte  // scratch
+	evAhead   prefault.Ahead
+	frame     []byte // scratch
 	count     uint64
 	lastFlush time.Time
 	timer     *time.Timer
@@ -383,6 +386,9 @@ func (w *Writer) put(n uint64, tail []byte, encode func([]byte) []byte) error {
 			w.evBuf = w.buffer(need)
 		}
 	}
+	// (Pages of a fresh buffer are populated ahead rather than faulted
+	// in one by one: prefault.)
+	w.evAhead.Cover(w.evBuf, len(w.evBuf)+binary.MaxVarintLen64+size)
 	w.evBuf = binary.AppendUvarint(w.evBuf, uint64(size))
 	w.evBuf = append(w.evBuf, w.frame...)
 	w.evBuf = append(w.evBuf, tail...)
