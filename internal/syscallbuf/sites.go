@@ -4,6 +4,7 @@ import (
 	"debug/elf"
 	"debug/gosym"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"sort"
 
@@ -619,7 +620,16 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 	if *next == 0 {
 		*next = TrampBase
 	}
-	var out []trace.MemWrite
+	// The trampolines are consecutive: they are built in one buffer
+	// and written as one write, the jumps that replace the sites in
+	// another (a recorder patches libc's few hundred sites in every
+	// process it starts: a buffer of its own for each had the allocator
+	// take a tenth of a shell loop's recorder time).
+	first := *next
+	room := int((TrampEnd - first) / trampLen)
+	area := make([]byte, 0, min(len(sites), max(room, 0))*trampLen)
+	jumps := make([]byte, 0, 16*len(sites))
+	out := make([]trace.MemWrite, 1, len(sites)+1)
 	for _, s := range sites {
 		if s.Off < off || s.Off+s.Len() > off+n {
 			continue
@@ -633,24 +643,36 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 		site := start + s.Off - off
 		t := *next
 		*next += trampLen
+		at := len(area)
+		switch {
+		case s.Vsys:
+			area = appendVsysTrampoline(area, t, s.Nr)
+		case s.Vclock: // (a Ret site too)
+			area = appendVclockTrampoline(area, t)
+		case s.Ret:
+			area = appendRetTrampoline(area, t, s.Nr)
+		default:
+			area = appendTrampoline(area, t, site, s.Pre, s.Disp)
+			if s.TailLen > 0 {
+				binary.LittleEndian.PutUint64(area[at+8:], start+s.Tail-off)
+			}
+		}
+		if len(area)-at != trampLen {
+			panic(fmt.Sprintf("syscallbuf: trampoline for the site at 0x%x is %d bytes, not %d", site, len(area)-at, trampLen))
+		}
+		j := len(jumps)
 		if s.Vsys {
-			out = append(out, trace.MemWrite{Addr: t, Data: VsysTrampoline(t, s.Nr)},
-				trace.MemWrite{Addr: site + 3, Data: binary.LittleEndian.AppendUint32(nil, uint32(t+16))})
+			jumps = binary.LittleEndian.AppendUint32(jumps, uint32(t+16))
+			out = append(out, trace.MemWrite{Addr: site + 3, Data: jumps[j:len(jumps):len(jumps)]})
 			continue
 		}
-		tr := Trampoline(t, site, s.Pre, s.Disp)
-		if s.TailLen > 0 {
-			binary.LittleEndian.PutUint64(tr[8:], start+s.Tail-off)
-		}
-		if s.Ret {
-			tr = RetTrampoline(t, s.Nr)
-		}
-		if s.Vclock {
-			tr = VclockTrampoline(t)
-		}
-		out = append(out, trace.MemWrite{Addr: t, Data: tr},
-			trace.MemWrite{Addr: site, Data: Jump(t, s.Len())})
+		jumps = appendJump(jumps, t, s.Len())
+		out = append(out, trace.MemWrite{Addr: site, Data: jumps[j:len(jumps):len(jumps)]})
 	}
+	if len(area) == 0 {
+		return out[1:]
+	}
+	out[0] = trace.MemWrite{Addr: first, Data: area}
 	return out
 }
 
@@ -662,17 +684,22 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 // both long jumps go through absolute 32-bit slot addresses (Base is
 // below 2 GiB).
 func Trampoline(t, site uint64, pre, disp []byte) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	return appendTrampoline(make([]byte, 0, trampLen), t, site, pre, disp)
+}
+
+func appendTrampoline(b []byte, t, site uint64, pre, disp []byte) []byte {
+	base := len(b)
+	b = binary.LittleEndian.AppendUint64(b, t+16)
 	b = binary.LittleEndian.AppendUint64(b, site+uint64(len(pre))+2+uint64(len(disp)))
 	b = append(b, pre...)
 	b = append(b, 0x48, 0x8d, 0x64, 0x24, 0x80) // lea -128(%rsp), %rsp
 	b = append(b, 0xe8)                         // call Entry
-	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b)-base)+4))))
 	b = append(b, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00) // lea 128(%rsp), %rsp
 	b = append(b, moveRipRelative(disp, site+uint64(len(pre))+2)...)
 	b = append(b, 0xff, 0x24, 0x25) // jmp *(t+8)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t+8))
-	for len(b) < trampLen {
+	for len(b)-base < trampLen {
 		b = append(b, 0xcc)
 	}
 	return b
@@ -682,13 +709,18 @@ func Trampoline(t, site uint64, pre, disp []byte) []byte {
 // function: the stub is called in the function's place (the red zone
 // below a function's entry is its own).
 func RetTrampoline(t uint64, nr int) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	return appendRetTrampoline(make([]byte, 0, trampLen), t, nr)
+}
+
+func appendRetTrampoline(b []byte, t uint64, nr int) []byte {
+	base := len(b)
+	b = binary.LittleEndian.AppendUint64(b, t+16)
 	b = binary.LittleEndian.AppendUint64(b, 0)
 	b = append(b, 0xb8) // mov $nr, %eax
 	b = binary.LittleEndian.AppendUint32(b, uint32(nr))
 	b = append(b, 0xe9) // jmp Entry: its ret returns to the caller
-	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
-	for len(b) < trampLen {
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b)-base)+4))))
+	for len(b)-base < trampLen {
 		b = append(b, 0xcc)
 	}
 	return b
@@ -698,11 +730,16 @@ func RetTrampoline(t uint64, nr int) []byte {
 // `mov $228, %eax; syscall; ret` function once rewritten): it jumps to
 // VclockEntry, which returns to the function's caller.
 func VclockTrampoline(t uint64) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	return appendVclockTrampoline(make([]byte, 0, trampLen), t)
+}
+
+func appendVclockTrampoline(b []byte, t uint64) []byte {
+	base := len(b)
+	b = binary.LittleEndian.AppendUint64(b, t+16)
 	b = binary.LittleEndian.AppendUint64(b, 0)
 	b = append(b, 0xe9) // jmp VclockEntry
-	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(VclockEntry)-int64(t+uint64(len(b))+4))))
-	for len(b) < trampLen {
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(VclockEntry)-int64(t+uint64(len(b)-base)+4))))
+	for len(b)-base < trampLen {
 		b = append(b, 0xcc)
 	}
 	return b
@@ -715,18 +752,23 @@ func VclockTrampoline(t uint64) []byte {
 // rax as it was, as the kernel's emulation of the page does (the stub,
 // like syscall, clobbers rcx and r11).
 func VsysTrampoline(t uint64, nr int) []byte {
-	b := binary.LittleEndian.AppendUint64(nil, t+16)
+	return appendVsysTrampoline(make([]byte, 0, trampLen), t, nr)
+}
+
+func appendVsysTrampoline(b []byte, t uint64, nr int) []byte {
+	base := len(b)
+	b = binary.LittleEndian.AppendUint64(b, t+16)
 	b = binary.LittleEndian.AppendUint64(b, 0)
 	b = append(b, 0x48, 0x8d, 0x64, 0x24, 0x80) // lea -128(%rsp), %rsp
 	b = append(b, 0x51, 0x41, 0x53)             // push %rcx; push %r11
 	b = append(b, 0xb8)                         // mov $nr, %eax
 	b = binary.LittleEndian.AppendUint32(b, uint32(nr))
 	b = append(b, 0xe8) // call Entry
-	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b))+4))))
+	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b)-base)+4))))
 	b = append(b, 0x41, 0x5b, 0x59)                               // pop %r11; pop %rcx
 	b = append(b, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00) // lea 128(%rsp), %rsp
 	b = append(b, 0xc3)                                           // ret
-	for len(b) < trampLen {
+	for len(b)-base < trampLen {
 		b = append(b, 0xcc)
 	}
 	return b
@@ -735,9 +777,14 @@ func VsysTrampoline(t uint64, nr int) []byte {
 // Jump is what replaces the n bytes of a site: jmp *(t) (7 bytes),
 // then nops.
 func Jump(t, n uint64) []byte {
-	b := []byte{0xff, 0x24, 0x25}
+	return appendJump(nil, t, n)
+}
+
+func appendJump(b []byte, t, n uint64) []byte {
+	base := len(b)
+	b = append(b, 0xff, 0x24, 0x25)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t))
-	for uint64(len(b)) < n {
+	for uint64(len(b)-base) < n {
 		b = append(b, 0x90)
 	}
 	return b

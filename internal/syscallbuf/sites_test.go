@@ -1,6 +1,7 @@
 package syscallbuf
 
 import (
+	"bytes"
 	"context"
 	"debug/elf"
 	"encoding/binary"
@@ -501,5 +502,53 @@ func TestPatchTail(t *testing.T) {
 	s.Tail = 0x20000 // beyond the mapping
 	if w := Patch([]Site{s}, start, off, n, &next); len(w) != 0 {
 		t.Errorf("patched with the jump's target outside the mapping: %+v", w)
+	}
+}
+
+// TestPatchManySites: the trampolines of many sites come as one write of
+// consecutive blocks, each the one its builder makes, and each site gets
+// its own jump (a Vsys site the new address of its call).
+func TestPatchManySites(t *testing.T) {
+	const start, off, n = 0x7f0000000000, 0x1000, 0x10000
+	sites := []Site{
+		{Off: 0x1100, Nr: 0, Disp: []byte{0x48, 0x89, 0xc7}},
+		{Off: 0x1200, Nr: 39, Ret: true},
+		{Off: 0x1300, Nr: 201, Vsys: true},
+		{Off: 0x1400, Nr: 228, Ret: true, Vclock: true},
+		{Off: 0x1500, Nr: 1, Pre: []byte{0x89, 0xc7}, Disp: []byte{0x48, 0x89, 0xc7}},
+		{Off: 0x100, Nr: 1, Disp: []byte{0x48, 0x89, 0xc7}}, // before the mapping
+	}
+	var next uint64
+	w := Patch(sites, start, off, n, &next)
+	if len(w) != 6 || w[0].Addr != TrampBase || len(w[0].Data) != 5*trampLen || next != TrampBase+5*trampLen {
+		t.Fatalf("writes %d, first at 0x%x of %d bytes, next 0x%x", len(w), w[0].Addr, len(w[0].Data), next)
+	}
+	for i, s := range sites[:5] {
+		tr := TrampBase + uint64(i)*trampLen
+		site := start + s.Off - off
+		var want []byte
+		switch {
+		case s.Vsys:
+			want = VsysTrampoline(tr, s.Nr)
+		case s.Vclock:
+			want = VclockTrampoline(tr)
+		case s.Ret:
+			want = RetTrampoline(tr, s.Nr)
+		default:
+			want = Trampoline(tr, site, s.Pre, s.Disp)
+		}
+		if got := w[0].Data[i*trampLen : (i+1)*trampLen]; !bytes.Equal(got, want) {
+			t.Errorf("site %d: trampoline\n% x\nwant\n% x", i, got, want)
+		}
+		j := w[i+1]
+		if s.Vsys {
+			if j.Addr != site+3 || binary.LittleEndian.Uint32(j.Data) != uint32(tr+16) || len(j.Data) != 4 {
+				t.Errorf("site %d: write %+v", i, j)
+			}
+			continue
+		}
+		if j.Addr != site || !bytes.Equal(j.Data, Jump(tr, s.Len())) {
+			t.Errorf("site %d: jump %+v, want % x at 0x%x", i, j, Jump(tr, s.Len()), site)
+		}
 	}
 }
