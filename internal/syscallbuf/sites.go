@@ -629,7 +629,7 @@ func Patch(sites []Site, start, off, n uint64, next *uint64) []trace.MemWrite {
 	room := int((TrampEnd - first) / trampLen)
 	area := make([]byte, 0, min(len(sites), max(room, 0))*trampLen)
 	jumps := make([]byte, 0, 16*len(sites))
-	out := make([]trace.MemWrite, 1, len(sites)+1)
+	out := make([]trace.MemWrite, 1, len(sites)+1) // out[0]: the trampolines, once built
 	for _, s := range sites {
 		if s.Off < off || s.Off+s.Len() > off+n {
 			continue

@@ -36,10 +36,10 @@ type Writer struct {
 	hdr       Header
 	events    *os.File
 	data      *os.File
-	enc       encoder // pending data stream bytes in enc.data
-	evBuf     []byte  // pending events stream bytes
-	evAhead   prefault.Ahead
-	frame     []byte // scratch
+	enc       encoder        // pending data stream bytes in enc.data
+	evBuf     []byte         // pending events stream bytes
+	evAhead   prefault.Ahead // how much of evBuf is populated
+	frame     []byte         // scratch
 	count     uint64
 	lastFlush time.Time
 	timer     *time.Timer
