@@ -2,10 +2,7 @@ package tracee
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"strconv"
@@ -14,7 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/osfile"
-	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
 // Map is one line of /proc/pid/maps.
@@ -128,118 +124,6 @@ func FindGap(size uint64, maps ...[]Map) uint64 {
 			return addr
 		}
 	}
-}
-
-// Checksum is a hash of the writable memory of the process, used to
-// check that replay reproduces memory, not only registers. Each page
-// that holds a non-zero byte contributes its address and contents, in
-// address order; pages of zeros (and pages never touched, which the
-// kernel's page map shows as not present) contribute nothing, so the
-// hash does not depend on which pages happen to be populated. Mappings
-// the kernel provides ([vvar], [vsyscall]) are left out.
-func Checksum(pid int, mem *Mem) (uint64, error) { return ChecksumExcept(pid, mem, 0, 0) }
-
-// ChecksumExcept is Checksum leaving out the pages in [lo, hi) (replay's
-// own temporary mappings).
-func ChecksumExcept(pid int, mem *Mem, lo, hi uint64) (uint64, error) {
-	return ChecksumSkip(pid, mem, lo, hi, nil, false)
-}
-
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
-
-var zeroPage [4096]byte
-
-// ChecksumSkip is ChecksumExcept with the bytes of skip counted as zero
-// (the output buffers of system calls in flight, which the kernel may
-// write at any moment).
-// With crc, pages are hashed with CRC-32C (the CPU's crc32
-// instruction, several times faster: preemption points of traces that
-// say so in their header) instead of the multiply-xorshift word hash.
-func ChecksumSkip(pid int, mem *Mem, lo, hi uint64, skip []trace.Span, crc bool) (uint64, error) {
-	return ChecksumPages(pid, mem, lo, hi, skip, crc, nil)
-}
-
-// ChecksumPages is ChecksumSkip that also calls page, when not nil,
-// with the address and CRC-32C of each page the CRC-32C checksum covers
-// (non-zero pages, in address order).
-func ChecksumPages(pid int, mem *Mem, lo, hi uint64, skip []trace.Span, crc bool, page func(addr uint64, sum uint32)) (uint64, error) {
-	maps, err := Maps(pid)
-	if err != nil {
-		return 0, err
-	}
-	pm, err := osfile.Open(fmt.Sprintf("/proc/%d/pagemap", pid), os.O_RDONLY, 0)
-	if err != nil {
-		return 0, err
-	}
-	defer pm.Close()
-	const chunk = 256     // pages per read of memory
-	const pmChunk = 16384 // pages per read of pagemap (64 MiB of address space)
-	const prime = 0x100000001b3
-	h := uint64(14695981039346656037)
-	ent := make([]byte, 8*pmChunk)
-	buf := make([]byte, 4096*chunk)
-	for _, m := range maps {
-		if m.Prot&unix.PROT_WRITE == 0 || strings.HasPrefix(m.Name, "[vvar") || m.Name == "[vsyscall]" {
-			continue
-		}
-		for a := m.Start; a < m.End; a += 4096 * pmChunk {
-			n := int(min((m.End-a)/4096, pmChunk))
-			present := func(i int) bool { return true }
-			// Untouched pages of anonymous mappings are zero; a file
-			// mapping's untouched pages hold the file (and are read).
-			if k, err := pm.ReadAt(ent[:8*n], int64(a/4096*8)); m.Inode == 0 && err == nil && k == 8*n {
-				present = func(i int) bool { return binary.LittleEndian.Uint64(ent[8*i:])&(3<<62) != 0 }
-			}
-			for i := 0; i < n; {
-				if !present(i) {
-					i++
-					continue
-				}
-				j := i
-				for j < n && j-i < chunk && present(j) {
-					j++
-				}
-				got := mem.ReadPartial(a+uint64(i)*4096, buf[:(j-i)*4096]) / 4096
-				for p := 0; p < got; p++ {
-					pa := a + uint64(i+p)*4096
-					if pa >= lo && pa < hi {
-						continue
-					}
-					pg := buf[p*4096 : (p+1)*4096]
-					for _, s := range skip {
-						if s.Addr < pa+4096 && s.Addr+s.Len > pa {
-							from, to := max(s.Addr, pa)-pa, min(s.Addr+s.Len, pa+4096)-pa
-							clear(pg[from:to])
-						}
-					}
-					if crc {
-						if !bytes.Equal(pg, zeroPage[:]) {
-							c := crc32.Checksum(pg, castagnoli)
-							h = (h ^ pa) * prime
-							h = (h ^ uint64(c)) * prime
-							if page != nil {
-								page(pa, c)
-							}
-						}
-						continue
-					}
-					var nz, ph uint64 = 0, 0x9e3779b97f4a7c15
-					for o := 0; o < 4096; o += 8 {
-						w := binary.LittleEndian.Uint64(pg[o:])
-						nz |= w
-						ph = (ph ^ w) * prime
-						ph ^= ph >> 29
-					}
-					if nz != 0 {
-						h = (h ^ pa) * prime
-						h = (h ^ ph) * prime
-					}
-				}
-				i = j
-			}
-		}
-	}
-	return h | 1, nil
 }
 
 // FindGapNear returns a page-aligned address of size free bytes within
