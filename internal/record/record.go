@@ -840,10 +840,11 @@ func (r *recorder) markRunning(t *task) {
 	r.running = t
 	t.runStart = time.Now()
 	var mem *tracee.Mem
+	var pointCost time.Duration
 	if t.buf != nil && t.buf.mapped {
-		mem = t.mem
+		mem, pointCost = t.mem, t.buf.pointCost
 	}
-	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice(), mem)
+	r.dog.running(t.tid, r.othersReady(t), len(t.deferred) > 0, r.timeslice(), mem, pointCost)
 }
 
 // lost handles a task that disappeared under us (killed by SIGKILL from

@@ -33,6 +33,10 @@ type bufState struct {
 	// which replay does not run.
 	vclock     [2]uint64
 	vclockCode uint64 // what VclockSlot holds, once onExecDone wrote it
+	// pointCost is how long the latest preemption point taken in the
+	// address space took (the watchdog waits about as long for a
+	// yield before it asks for another).
+	pointCost time.Duration
 }
 
 // inVclock tells whether rip is in the vDSO's clock_gettime that the

@@ -38,7 +38,10 @@ type watchdog struct {
 	// spins with every signal blocked cannot be interrupted otherwise).
 	stopSent atomic.Int64
 	slice    atomic.Int64 // the running task's timeslice in nanoseconds (0: the default)
-	desched  atomic.Bool  // the syscall buffer is on: look for threads blocked in it
+	// pointCost is how long the latest preemption point in the running
+	// task's address space took, in nanoseconds (0: none yet).
+	pointCost atomic.Int64
+	desched   atomic.Bool // the syscall buffer is on: look for threads blocked in it
 	// yield: a timeslice that ends while the running task's process
 	// has the syscall buffer (mem, nil otherwise) first sets the stub's
 	// HdrYield (askYield). yieldMu orders that write with the tracer's
@@ -82,11 +85,16 @@ func sleeping(tid int) bool {
 // the watchdog's ticker (10 ms at the default tick).
 const idleAfter = 20
 
+// maxPointWait bounds, in timeslices, how long the watchdog waits for a
+// thread past its slice to yield at a call before it takes a point.
+const maxPointWait = 4
+
 // shortSlice is the timeslice below which the watchdog times the slice
 // itself instead of waiting for its next tick.
 const shortSlice = 2 * time.Millisecond
 
-func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration, mem *tracee.Mem) {
+func (d *watchdog) running(tid int, others, sigHeld bool, slice time.Duration, mem *tracee.Mem, pointCost time.Duration) {
+	d.pointCost.Store(int64(pointCost))
 	d.others.Store(others)
 	d.sigHeld.Store(sigHeld)
 	d.mem.Store(mem)
@@ -212,15 +220,24 @@ func (d *watchdog) watch(slice, sigSlice time.Duration, done <-chan struct{}) {
 		// so that the call continues under ptrace while others run.
 		asleep := d.desched.Load() && d.others.Load() && ran >= 300*time.Microsecond && sleeping(int(tid))
 		over := d.others.Load() && ran >= this
-		if !(over || d.sigHeld.Load() && ran >= sigSlice || asleep) {
+		sigDue := d.sigHeld.Load() && ran >= sigSlice
+		if !(over || sigDue || asleep) {
 			continue
 		}
-		if over && !asleep && !(d.sigHeld.Load() && ran >= sigSlice) {
+		if over && !asleep && !sigDue {
 			// The next call through the stub stops. The signal follows
 			// (an asynchronous point) only if the thread makes none for
-			// a quarter of its slice more: a point costs single steps and
-			// a checksum of memory, milliseconds in a Go program.
-			if d.askYield(tid) || d.yieldRun.Load() == d.since.Load() && ran < this+this/4+period {
+			// a while more: as long as the last point in its address
+			// space took (a quarter of its slice at least, four slices
+			// at most). A point costs single steps and a checksum of
+			// memory, 20-45 ms in a Go compiler, whose threads mostly
+			// call the vDSO's clock within that; the waiting costs no
+			// more than the point it may spare. (A held signal does not
+			// wait for a yield: a run restarts at each stop, and a timer
+			// signal that comes back sooner than the yield's wait would
+			// then never be delivered.)
+			wait := max(this/4, min(time.Duration(d.pointCost.Load()), maxPointWait*this))
+			if d.askYield(tid) || d.yieldRun.Load() == d.since.Load() && ran < this+wait+period {
 				continue
 			}
 		}
@@ -373,6 +390,9 @@ func (r *recorder) preempt(t *task) error {
 		t0 := time.Now()
 		res, err := takePoints.take(r, t)
 		r.since(phPoint, t0)
+		if t.buf != nil {
+			t.buf.pointCost = time.Since(t0)
+		}
 		if err != nil {
 			return err
 		}
