@@ -297,6 +297,7 @@ type recorder struct {
 	bufCalls          uint64
 	drainBytes        []byte          // drainBuf's scratch: the buffer's new bytes
 	drainAhead        prefault.Ahead  // how much of drainBytes is populated
+	zeros             []byte          // populateBuf's source (bufAhead bytes)
 	runFlags          []trace.RunFlag // drainBuf's scratch: the run's exit flags
 	sharedRels        map[string]bool // captured files a MAP_SHARED mapping used (Result.SharedFiles)
 	calls             callStats       // by number and path (stats.go)
