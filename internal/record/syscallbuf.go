@@ -441,7 +441,7 @@ func (r *recorder) populateBuf(t *task, fill uint32) {
 	for b.populated < end {
 		n := min(end-b.populated, uint64(len(r.zeros)))
 		if t.mem.WriteMem(b.populated, r.zeros[:n]) != nil {
-			return
+			return // (the stub's faults populate the rest)
 		}
 		b.populated += n
 	}
