@@ -699,10 +699,7 @@ func appendTrampoline(b []byte, t, site uint64, pre, disp []byte) []byte {
 	b = append(b, moveRipRelative(disp, site+uint64(len(pre))+2)...)
 	b = append(b, 0xff, 0x24, 0x25) // jmp *(t+8)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t+8))
-	for len(b)-base < trampLen {
-		b = append(b, 0xcc)
-	}
-	return b
+	return pad(b, base, trampLen, 0xcc)
 }
 
 // RetTrampoline is the block at t for a `mov $nr, %eax; syscall; ret`
@@ -720,10 +717,7 @@ func appendRetTrampoline(b []byte, t uint64, nr int) []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(nr))
 	b = append(b, 0xe9) // jmp Entry: its ret returns to the caller
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(Entry)-int64(t+uint64(len(b)-base)+4))))
-	for len(b)-base < trampLen {
-		b = append(b, 0xcc)
-	}
-	return b
+	return pad(b, base, trampLen, 0xcc)
 }
 
 // VclockTrampoline is the block at t for the vDSO's clock_gettime (a
@@ -739,10 +733,7 @@ func appendVclockTrampoline(b []byte, t uint64) []byte {
 	b = binary.LittleEndian.AppendUint64(b, 0)
 	b = append(b, 0xe9) // jmp VclockEntry
 	b = binary.LittleEndian.AppendUint32(b, uint32(int32(int64(VclockEntry)-int64(t+uint64(len(b)-base)+4))))
-	for len(b)-base < trampLen {
-		b = append(b, 0xcc)
-	}
-	return b
+	return pad(b, base, trampLen, 0xcc)
 }
 
 // VsysTrampoline is the block at t for a vsyscall call site, whose mov
@@ -768,8 +759,14 @@ func appendVsysTrampoline(b []byte, t uint64, nr int) []byte {
 	b = append(b, 0x41, 0x5b, 0x59)                               // pop %r11; pop %rcx
 	b = append(b, 0x48, 0x8d, 0xa4, 0x24, 0x80, 0x00, 0x00, 0x00) // lea 128(%rsp), %rsp
 	b = append(b, 0xc3)                                           // ret
-	for len(b)-base < trampLen {
-		b = append(b, 0xcc)
+	return pad(b, base, trampLen, 0xcc)
+}
+
+// pad appends fill to b until what was appended since base is n bytes
+// long (int3s after a trampoline, nops after a site's jump).
+func pad(b []byte, base, n int, fill byte) []byte {
+	for len(b)-base < n {
+		b = append(b, fill)
 	}
 	return b
 }
@@ -784,8 +781,5 @@ func appendJump(b []byte, t, n uint64) []byte {
 	base := len(b)
 	b = append(b, 0xff, 0x24, 0x25)
 	b = binary.LittleEndian.AppendUint32(b, uint32(t))
-	for uint64(len(b)-base) < n {
-		b = append(b, 0x90)
-	}
-	return b
+	return pad(b, base, int(n), 0x90)
 }
