@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -57,5 +58,35 @@ func TestPointDivergenceNamesWord(t *testing.T) {
 		if !strings.Contains(stderr, want) {
 			t.Fatalf("want %q in:\n%s", want, stderr)
 		}
+	}
+}
+
+// A thread whose loop body runs some 700 straight-line instructions
+// (preempt_long_body) is not single-stepped round it: after a few dozen
+// steps the recorder runs it at native speed to a place it executed,
+// and the point taken there replays exactly (the stats line counts the
+// runs, and how many arrived at a site).
+func TestPointRunToSites(t *testing.T) {
+	bin := cprog(t, "longbody", testdataC(t, "preempt_long_body"))
+	traceDir := filepath.Join(t.TempDir(), "trace")
+	ctx := ctx60(t)
+	rec, err := run(ctx, t.TempDir(), "", gorrBin, "record", "--stats", "--timeslice=2ms", "-o", traceDir, bin, "3")
+	if err != nil || rec.Code != 0 {
+		t.Fatalf("record: %v\n%v", err, rec)
+	}
+	var points, runs, hits int
+	for _, line := range strings.Split(string(rec.Stderr), "\n") {
+		if strings.Contains(line, "preemption points (") {
+			if _, err := fmt.Sscanf(line, "gorr: %d preemption points (%d searches ran to the sites they had seen, %d arrived)", &points, &runs, &hits); err != nil {
+				t.Fatalf("stats line %q: %v", line, err)
+			}
+		}
+	}
+	if runs == 0 || hits == 0 || hits > runs || hits > points {
+		t.Fatalf("%d points, %d runs to sites, %d arrived: want some that arrived\n%s", points, runs, hits, rec.Stderr)
+	}
+	rep, err := run(ctx, t.TempDir(), "", gorrBin, "replay", "-a", traceDir)
+	if err != nil || rep.Code != 0 || !bytes.Equal(rep.Stdout, rec.Stdout) {
+		t.Fatalf("replay: %v\n%v\nrecorded stdout:\n%s", err, rep, rec.Stdout)
 	}
 }

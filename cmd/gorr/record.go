@@ -165,7 +165,7 @@ func cmdRecord(args []string) int {
 	if p.has("stats") {
 		fmt.Fprintf(os.Stderr, "gorr: %d events; set-up %.1f ms, recording %.1f ms, closing the trace %.1f ms\n",
 			res.Events, ms(setup), ms(recorded), ms(time.Since(begin)-setup-recorded))
-		fmt.Fprintf(os.Stderr, "gorr: %d preemption points, %d timeslices ended at a call the syscall buffer traced when asked\n", res.Points, res.Yields)
+		fmt.Fprintf(os.Stderr, "gorr: %d preemption points (%d searches ran to the sites they had seen, %d arrived), %d timeslices ended at a call the syscall buffer traced when asked\n", res.Points, res.SiteRuns, res.SiteHits, res.Yields)
 		fmt.Fprintf(os.Stderr, "gorr: %d processes exec'd, %d trapped rdtsc/cpuid by kernel from exec, %d from a later call (uncovered code)\n", res.Processes, res.TrappedAtExec, res.TrappedLater)
 		record.PrintStats(os.Stderr, res.Stats)
 		record.PrintCalls(os.Stderr, res.Calls, 25)

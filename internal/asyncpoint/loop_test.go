@@ -157,3 +157,48 @@ func TestLoopSitePhase(t *testing.T) {
 		t.Errorf("site 0x%x (%d bytes) after %d steps, want 0x121d (7) within two iterations", site, n, -steps-1)
 	}
 }
+
+// Candidates offers the sites a long search has executed once, spread
+// over its run: never the instruction the thread stands at, never one
+// of fewer than JumpLen bytes or one a resume address falls inside.
+func TestLoopCandidates(t *testing.T) {
+	var regs trace.Regs
+	// The outer loop's code, then one inner iteration up to the cmp: no
+	// address repeats, so no site is chosen.
+	pcs := []uint64{0x1306, 0x130a, 0x1311, 0x1315, 0x131c, 0x12db, 0x12de, 0x12e1, 0x12e9, 0x12ec, 0x12f0, 0x12f3, 0x12f7, 0x12fa, 0x12fd, 0x1301}
+	lp := &Loop{Entered: noBranches}
+	for _, pc := range pcs {
+		in, ok := Decode(nestCode[pc], pc, &regs)
+		if !ok {
+			t.Fatalf("0x%x does not decode", pc)
+		}
+		if lp.Arrive(in) {
+			t.Fatalf("arrived at a site at 0x%x without a repeat", pc)
+		}
+	}
+	got := lp.Candidates(8)
+	want := []Site{{0x130a, 7}, {0x1315, 7}, {0x12e1, 8}}
+	if len(got) != len(want) {
+		t.Fatalf("candidates %v, want %v", got, want)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("candidate %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	if got := lp.Candidates(1); len(got) != 1 || got[0] != want[0] {
+		t.Errorf("one candidate: %v, want %v", got, want[:1])
+	}
+	// A resume address inside the xor rules it out; the one the thread
+	// stands at (the last added) is never offered.
+	lp2 := &Loop{Entered: noBranches, Resumes: func(a uint64) bool { return a == 0x12e3 }}
+	for _, pc := range pcs[:8] {
+		in, _ := Decode(nestCode[pc], pc, &regs)
+		lp2.Arrive(in)
+	}
+	for _, c := range lp2.Candidates(8) {
+		if c.PC == 0x12e1 {
+			t.Errorf("candidate %v: the thread resumes inside it, or stands at it", c)
+		}
+	}
+}

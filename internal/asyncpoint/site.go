@@ -125,3 +125,49 @@ func (l *Loop) Arrive(in Insn) (atSite bool) {
 	l.run = append(l.run, in)
 	return false
 }
+
+// Site is a place a point can be taken at: the address of its first
+// instruction and its length in bytes (see ChooseSite).
+type Site struct {
+	PC  uint64
+	Len int
+}
+
+// Candidates returns up to max sites among the instructions added so
+// far, for a search that went on long without an address repeating (a
+// loop whose body, calls included, runs hundreds of instructions): the
+// current site if one is chosen, then single instructions ChooseSite
+// would take on their own, spread evenly over the run from its first to
+// its latest. The latest instruction added, where the thread stands, is
+// never one. The thread executed each of them once; it arrives at one
+// again if it goes round a loop that holds it.
+func (l *Loop) Candidates(max int) []Site {
+	var out []Site
+	if l.site != 0 && max > 0 {
+		out = append(out, Site{l.site, l.n})
+	}
+	var eligible []Site
+	seen := map[uint64]bool{l.site: true}
+	for i, in := range l.run {
+		if i == len(l.run)-1 || seen[in.PC] {
+			continue
+		}
+		seen[in.PC] = true
+		if in.Relocatable && in.Len >= JumpLen && !ResumesInside(in.PC, uint64(in.Len), l.Resumes) {
+			eligible = append(eligible, Site{in.PC, in.Len})
+		}
+	}
+	want := max - len(out)
+	switch {
+	case want <= 0:
+	case len(eligible) <= want:
+		out = append(out, eligible...)
+	case want == 1:
+		out = append(out, eligible[0])
+	default:
+		for k := range want {
+			out = append(out, eligible[k*(len(eligible)-1)/(want-1)])
+		}
+	}
+	return out
+}

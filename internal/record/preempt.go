@@ -22,7 +22,12 @@ import (
 const (
 	maxLearnSteps = 20000 // single steps (about 10 µs each)
 	maxWords      = 16    // memory words in a point's identity
-	fxCompareLen  = 416   // FXSAVE bytes up to the end of xmm15
+	// After sitesAfter steps without reaching a site, the thread runs at
+	// native speed to the first of up to maxSiteRuns places it executed
+	// (runToSites).
+	sitesAfter   = 48
+	maxSiteRuns  = 8
+	fxCompareLen = 416 // FXSAVE bytes up to the end of xmm15
 )
 
 // pointResult says how the search for a point ended.
@@ -120,6 +125,15 @@ func (r *recorder) asyncPoint(t *task) (pointResult, error) {
 			return pointTaken, r.emitPoint(t, &regs, 0, hintFlag(prev, &regs), words, step, start)
 		}
 		prev[pc] = regs
+		if step == sitesAfter && !t.toSites {
+			if sites := lp.Candidates(maxSiteRuns); len(sites) > 0 {
+				at, site, res, err := r.runToSites(t, sites)
+				if res != pointTaken || err != nil {
+					return res, err
+				}
+				return pointTaken, r.emitPoint(t, &at, site.Len, hintFlag(prev, &at), words, step, start)
+			}
+		}
 		if in.RepString {
 			// Finish it at native speed (stepping stops after every
 			// iteration, and a point inside it is not an instruction
@@ -254,6 +268,104 @@ func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
 		return pointHandled, err
 	}
 	return pointHandled, r.handle(st)
+}
+
+// runToSites moves t, which the search single-stepped through sitesAfter
+// instructions without an address repeating, to a site at native speed:
+// a long loop body (a Go compiler's loops call functions and run
+// hundreds of instructions an iteration) took hundreds of steps, 40-50
+// µs each in a PVM guest. It plants an int3 at each of sites (places t
+// executed once, asyncpoint.Loop.Candidates) and runs t as it runs user
+// code, its buffered calls included, with the watchdog timing the run
+// (siteWait). At an int3 it returns t's registers there, rip at the
+// site: the point. Any other stop ends the run as it would end any run
+// (handle): a traced call, a trapped instruction, a signal, the
+// watchdog's signal when t went elsewhere or blocked in a buffered call
+// (then the search begins again where t stands, by single steps only,
+// toSites).
+func (r *recorder) runToSites(t *task, sites []asyncpoint.Site) (trace.Regs, asyncpoint.Site, pointResult, error) {
+	var none trace.Regs
+	orig := make([]byte, len(sites))
+	planted := 0
+	restore := func() error {
+		for i := range planted {
+			if err := t.mem.WriteMem(sites[i].PC, orig[i:i+1]); err != nil {
+				return err
+			}
+		}
+		planted = 0
+		return nil
+	}
+	for i, s := range sites {
+		if err := t.mem.ReadMem(s.PC, orig[i:i+1]); err != nil {
+			_ = restore()
+			return none, asyncpoint.Site{}, pointHandled, r.lost(t, err)
+		}
+		if err := t.mem.WriteMem(s.PC, []byte{0xcc}); err != nil {
+			_ = restore()
+			return none, asyncpoint.Site{}, pointHandled, r.lost(t, err)
+		}
+		planted++
+	}
+	t.toSites = true
+	defer func() { t.toSites = false }()
+	t.state = stRunning
+	r.running = t
+	r.dog.running(t.tid, true, len(t.deferred) > 0, siteWait(r.opts.Timeslice), nil, 0)
+	r.siteRuns++
+	hit := -1
+	st, lost, err := r.runUntil(t, r.userMode(t), 0, func(st ptrace.Stop) (ptrace.Action, error) {
+		if st.Kind != ptrace.StopSignal {
+			return ptrace.Accept, nil
+		}
+		info, err := t.thread().GetSigInfo()
+		if err != nil {
+			return ptrace.Accept, nil
+		}
+		if st.Signal == int(unix.SIGTRAP) && info.Code() == 0x80 /* SI_KERNEL: int3 */ {
+			if regs, err := t.thread().GetRegs(); err == nil {
+				hit = slices.IndexFunc(sites, func(s asyncpoint.Site) bool { return s.PC == regs[ptrace.RIP]-1 })
+			}
+			return ptrace.Accept, nil
+		}
+		if st.Signal == watchdogSignal || st.Signal == int(unix.SIGSTOP) || synchronous(&info) {
+			return ptrace.Accept, nil
+		}
+		// Asynchronous: held for the point, as while stepping.
+		_, held := r.holdDuringSearch(t, st)
+		return ptrace.AcceptIf(!held), nil
+	})
+	if rerr := restore(); rerr != nil && err == nil && !lost {
+		err = r.lost(t, rerr)
+	}
+	if lost || err != nil || t.dying {
+		return none, asyncpoint.Site{}, pointHandled, err
+	}
+	if hit >= 0 {
+		regs, err := t.thread().GetRegs()
+		if err != nil {
+			return none, asyncpoint.Site{}, pointHandled, r.lost(t, err)
+		}
+		r.siteHits++
+		regs[ptrace.RIP] = sites[hit].PC
+		if err := t.thread().SetRegs(&regs); err != nil {
+			return none, asyncpoint.Site{}, pointHandled, r.lost(t, err)
+		}
+		if err := r.endRun(t); err != nil || t.dying {
+			return none, asyncpoint.Site{}, pointHandled, err
+		}
+		return regs, sites[hit], pointTaken, nil
+	}
+	// The run ends at an event of t's own, or at the watchdog's signal.
+	r.sched.Preempted()
+	return none, asyncpoint.Site{}, pointHandled, r.handle(st)
+}
+
+// siteWait is how long runToSites lets a thread run to its sites before
+// the watchdog interrupts it: a point costs that much more only when
+// the thread does not come back to one of them.
+func siteWait(slice time.Duration) time.Duration {
+	return max(2*time.Millisecond, slice/2)
 }
 
 // branchTargets returns a function telling whether a direct branch in

@@ -88,6 +88,9 @@ type Result struct {
 	// Points counts the preemption points (threads switched or signals
 	// delivered between system calls).
 	Points uint64
+	// SiteRuns counts the point searches that ran the thread to their
+	// sites at native speed (runToSites), SiteHits those that arrived.
+	SiteRuns, SiteHits uint64
 	// Yields counts the timeslices that ended at a system call the
 	// syscall buffer's stub traced when asked (no point needed).
 	Yields uint64
@@ -146,6 +149,9 @@ type task struct {
 	exFormer   int
 	dying      bool
 	runStart   time.Time
+	// toSites: t runs to the sites of a point search (runToSites); a
+	// search that its stops start meanwhile only single-steps.
+	toSites    bool
 	tscSigsegv bool // the program set PR_TSC_SIGSEGV (syscall.go prctlTSC)
 	// kern is what the thread's kernel flags trap, uncovered whether its
 	// process has executable memory the recorder did not scan (traps.go).
@@ -278,29 +284,30 @@ type recorder struct {
 		trapped int
 	}
 	// diffBuf and diffWant are diffPages's read buffers, reused.
-	diffBuf, diffWant []byte
-	points            uint64                       // preemption points recorded
-	yields            uint64                       // timeslices ended at a call the stub traced (askYield)
-	rng               *rand.Rand                   // chaos mode: random timeslices
-	chaosStepTime     time.Duration                // chaos mode: time spent in chaosSteps
-	start             time.Time                    // when the recording started (event times)
-	targets           map[string][]uint64          // direct branch targets of mapped files, sorted (preempt.go)
-	stopped           int                          // tasks in stStopped
-	queued            []ptrace.Stop                // stops of other tasks met while waiting for one (waitFor)
-	heldExits         []heldExit                   // deaths by signal of threads whose process still has live threads
-	shutdown          bool                         // the initial process is gone and the rest were killed
-	tty               *os.File                     // the controlling terminal the tracee's group was given (nil: none)
-	pgid              int                          // the tracee's process group
-	bufOn             bool                         // the syscall buffer is used (Options.SyscallBuffer)
-	filterOn          bool                         // its seccomp filter is installed
-	bufSites          map[string][]syscallbuf.Site // by captured file
-	bufCalls          uint64
-	drainBytes        []byte          // drainBuf's scratch: the buffer's new bytes
-	drainAhead        prefault.Ahead  // how much of drainBytes is populated
-	zeros             []byte          // populateBuf's source (bufAhead bytes)
-	runFlags          []trace.RunFlag // drainBuf's scratch: the run's exit flags
-	sharedRels        map[string]bool // captured files a MAP_SHARED mapping used (Result.SharedFiles)
-	calls             callStats       // by number and path (stats.go)
+	diffBuf, diffWant  []byte
+	points             uint64                       // preemption points recorded
+	siteRuns, siteHits uint64                       // runToSites runs, and those that arrived
+	yields             uint64                       // timeslices ended at a call the stub traced (askYield)
+	rng                *rand.Rand                   // chaos mode: random timeslices
+	chaosStepTime      time.Duration                // chaos mode: time spent in chaosSteps
+	start              time.Time                    // when the recording started (event times)
+	targets            map[string][]uint64          // direct branch targets of mapped files, sorted (preempt.go)
+	stopped            int                          // tasks in stStopped
+	queued             []ptrace.Stop                // stops of other tasks met while waiting for one (waitFor)
+	heldExits          []heldExit                   // deaths by signal of threads whose process still has live threads
+	shutdown           bool                         // the initial process is gone and the rest were killed
+	tty                *os.File                     // the controlling terminal the tracee's group was given (nil: none)
+	pgid               int                          // the tracee's process group
+	bufOn              bool                         // the syscall buffer is used (Options.SyscallBuffer)
+	filterOn           bool                         // its seccomp filter is installed
+	bufSites           map[string][]syscallbuf.Site // by captured file
+	bufCalls           uint64
+	drainBytes         []byte          // drainBuf's scratch: the buffer's new bytes
+	drainAhead         prefault.Ahead  // how much of drainBytes is populated
+	zeros              []byte          // populateBuf's source (bufAhead bytes)
+	runFlags           []trace.RunFlag // drainBuf's scratch: the run's exit flags
+	sharedRels         map[string]bool // captured files a MAP_SHARED mapping used (Result.SharedFiles)
+	calls              callStats       // by number and path (stats.go)
 }
 
 // Default timeslices (see Options).
@@ -474,7 +481,7 @@ func Record(opts Options) (*Result, error) {
 	if err := r.w.Flush(); err != nil {
 		return nil, err
 	}
-	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, Yields: r.yields, CPUIDFaulting: r.cpuidFaulting, Processes: r.trapCount.execs, TrappedAtExec: r.trapCount.atExec, TrappedLater: r.trapCount.later, Stats: r.stats.list(), BufferedCalls: r.bufCalls, Calls: r.calls.list(), SharedFiles: slices.Sorted(maps.Keys(r.sharedRels))}, nil
+	return &Result{Status: r.status, Events: r.w.EventCount(), Points: r.points, SiteRuns: r.siteRuns, SiteHits: r.siteHits, Yields: r.yields, CPUIDFaulting: r.cpuidFaulting, Processes: r.trapCount.execs, TrappedAtExec: r.trapCount.atExec, TrappedLater: r.trapCount.later, Stats: r.stats.list(), BufferedCalls: r.bufCalls, Calls: r.calls.list(), SharedFiles: slices.Sorted(maps.Keys(r.sharedRels))}, nil
 }
 
 // shielded are the signals gorr ignores while it records (rr's list;
@@ -813,14 +820,19 @@ func (r *recorder) resumeUser(t *task) error {
 			return err
 		}
 	}
-	mode := ptrace.Syscall
+	return r.resumeUserMode(t, r.userMode(t))
+}
+
+// userMode is how t runs user code: stopping at every call, or with the
+// syscall buffer only at the calls the seccomp filter traces.
+func (r *recorder) userMode(t *task) int {
 	if r.bufOn && len(t.deferred) == 0 && t.emu == nil && !t.forceTrace && !t.ownFilter {
 		// Calls stop through the seccomp filter, except buffered ones.
 		// A thread with a held signal stops at its next call, buffered
 		// or not, where the signal is raised again.
-		mode = ptrace.Cont
+		return ptrace.Cont
 	}
-	return r.resumeUserMode(t, mode)
+	return ptrace.Syscall
 }
 
 func (r *recorder) resumeUserMode(t *task, mode int) error {
@@ -865,6 +877,19 @@ func (r *recorder) lost(t *task, err error) error {
 	return err
 }
 
+// endRun ends the run of t, the task that ran user code, at a stop: the
+// watchdog stops watching it, a yield it was asked is settled and its
+// syscall buffer drained (the calls it made come before the stop's
+// event).
+func (r *recorder) endRun(t *task) error {
+	r.running = nil
+	r.dog.stopped()
+	if err := r.takeYield(t); err != nil {
+		return err
+	}
+	return r.drainBuf(t)
+}
+
 func (r *recorder) handle(st ptrace.Stop) error {
 	if st.Kind == ptrace.StopEvent && st.Event == unix.PTRACE_EVENT_EXEC {
 		return r.onExecEvent(st)
@@ -882,19 +907,11 @@ func (r *recorder) handle(st ptrace.Stop) error {
 		return r.lost(t, t.thread().Resume(ptrace.Syscall, 0))
 	}
 	if r.running == t {
-		r.running = nil
-		r.dog.stopped()
-		if err := r.takeYield(t); err != nil {
-			return err
-		}
-		if err := r.drainBuf(t); err != nil {
-			return err
-		}
-		if t.dying {
+		if err := r.endRun(t); err != nil || t.dying {
 			// Killed while this stop was handled (SIGKILL from outside):
 			// the thread left the stop, and what it reads now are the
 			// registers of its way out. Its death comes as a later stop.
-			return nil
+			return err
 		}
 	}
 	if r.fast == t {
