@@ -58,10 +58,16 @@ func verifyFiles(dir string, h Header, cache verifyCache) error {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	marked := false
 	for _, n := range names {
-		if err := verifyOne(dir, n, h.Files[n], cache); err != nil {
+		m, err := verifyOne(dir, n, h.Files[n], cache)
+		if err != nil {
 			return err
 		}
+		marked = marked || m
+	}
+	if marked {
+		cache.trimSometimes()
 	}
 	if !h.Complete {
 		return nil
@@ -99,35 +105,36 @@ func ResolveFile(dir, name string) (string, error) {
 	return real, nil
 }
 
-func verifyOne(dir, name string, want FileDigest, cache verifyCache) error {
+// verifyOne checks the captured file name against want; marked tells
+// whether it wrote a marker in the verification cache.
+func verifyOne(dir, name string, want FileDigest, cache verifyCache) (marked bool, err error) {
 	real, err := ResolveFile(dir, name)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return &TamperError{Dir: dir, File: name, Reason: "missing from the trace"}
+			return false, &TamperError{Dir: dir, File: name, Reason: "missing from the trace"}
 		}
-		return &TamperError{Dir: dir, File: name, Reason: err.Error()}
+		return false, &TamperError{Dir: dir, File: name, Reason: err.Error()}
 	}
 	f, err := os.Open(real)
 	if err != nil {
-		return &TamperError{Dir: dir, File: name, Reason: err.Error()}
+		return false, &TamperError{Dir: dir, File: name, Reason: err.Error()}
 	}
 	defer f.Close()
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return &TamperError{Dir: dir, File: name, Reason: "not a regular file"}
+		return false, &TamperError{Dir: dir, File: name, Reason: "not a regular file"}
 	}
 	if st.Size == want.Size && cache.matched(&st, want) {
-		return nil
+		return false, nil
 	}
 	got, err := digestOf(f)
 	if err != nil {
-		return &TamperError{Dir: dir, File: name, Reason: err.Error()}
+		return false, &TamperError{Dir: dir, File: name, Reason: err.Error()}
 	}
 	if got != want {
-		return &TamperError{Dir: dir, File: name, Reason: "content does not match the recording"}
+		return false, &TamperError{Dir: dir, File: name, Reason: "content does not match the recording"}
 	}
-	cache.remember(&st, want)
-	return nil
+	return cache.remember(&st, want), nil
 }
 
 // Digest returns the size and SHA-256 of the file at path.

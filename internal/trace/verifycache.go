@@ -87,14 +87,13 @@ func (c verifyCache) matched(st *unix.Stat_t, d FileDigest) bool {
 }
 
 // remember writes the marker for a file with status st that was found
-// to have digest d (best effort: the cache only saves time).
-func (c verifyCache) remember(st *unix.Stat_t, d FileDigest) {
+// to have digest d (best effort: the cache only saves time), and tells
+// whether it did.
+func (c verifyCache) remember(st *unix.Stat_t, d FileDigest) bool {
 	if c.dir == "" || time.Since(time.Unix(st.Ctim.Sec, st.Ctim.Nsec)) < c.settle {
-		return
+		return false
 	}
-	if c.write(st, d) {
-		c.trim()
-	}
+	return c.write(st, d)
 }
 
 // write creates the marker for a file with status st and digest d.
@@ -171,10 +170,20 @@ func (c verifyCache) markAll(dir string, files map[string]FileDigest) {
 			wrote = true
 		}
 	}
-	// Reading the directory to trim it costs more than the markers (3 ms
-	// for a few thousand): one recording in 16 does it, so the cache
-	// holds at most a few hundred markers more than verifyCacheMax.
-	if wrote && rand.IntN(16) == 0 {
+	if wrote {
+		c.trimSometimes()
+	}
+}
+
+// trimSometimes trims the cache once in 16 calls. Reading the directory
+// to trim it costs more than the markers (3-8 ms for a few thousand), so
+// it is done after a batch of markers, not after each: a replay that
+// hashed python's 13 files again (a new recording had linked them from
+// the file cache, which changed their change times) read the directory
+// after each marker, 110 ms. The cache holds at most a few hundred
+// markers more than verifyCacheMax.
+func (c verifyCache) trimSometimes() {
+	if rand.IntN(16) == 0 {
 		c.trim()
 	}
 }
