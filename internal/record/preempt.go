@@ -339,6 +339,10 @@ func (r *recorder) runToSites(t *task, sites []asyncpoint.Site) (trace.Regs, asy
 		err = r.lost(t, rerr)
 	}
 	if lost || err != nil || t.dying {
+		if r.running == t {
+			r.running = nil
+			r.dog.stopped()
+		}
 		return none, asyncpoint.Site{}, pointHandled, err
 	}
 	if hit >= 0 {

@@ -284,30 +284,31 @@ type recorder struct {
 		trapped int
 	}
 	// diffBuf and diffWant are diffPages's read buffers, reused.
-	diffBuf, diffWant  []byte
-	points             uint64                       // preemption points recorded
-	siteRuns, siteHits uint64                       // runToSites runs, and those that arrived
-	yields             uint64                       // timeslices ended at a call the stub traced (askYield)
-	rng                *rand.Rand                   // chaos mode: random timeslices
-	chaosStepTime      time.Duration                // chaos mode: time spent in chaosSteps
-	start              time.Time                    // when the recording started (event times)
-	targets            map[string][]uint64          // direct branch targets of mapped files, sorted (preempt.go)
-	stopped            int                          // tasks in stStopped
-	queued             []ptrace.Stop                // stops of other tasks met while waiting for one (waitFor)
-	heldExits          []heldExit                   // deaths by signal of threads whose process still has live threads
-	shutdown           bool                         // the initial process is gone and the rest were killed
-	tty                *os.File                     // the controlling terminal the tracee's group was given (nil: none)
-	pgid               int                          // the tracee's process group
-	bufOn              bool                         // the syscall buffer is used (Options.SyscallBuffer)
-	filterOn           bool                         // its seccomp filter is installed
-	bufSites           map[string][]syscallbuf.Site // by captured file
-	bufCalls           uint64
-	drainBytes         []byte          // drainBuf's scratch: the buffer's new bytes
-	drainAhead         prefault.Ahead  // how much of drainBytes is populated
-	zeros              []byte          // populateBuf's source (bufAhead bytes)
-	runFlags           []trace.RunFlag // drainBuf's scratch: the run's exit flags
-	sharedRels         map[string]bool // captured files a MAP_SHARED mapping used (Result.SharedFiles)
-	calls              callStats       // by number and path (stats.go)
+	diffBuf, diffWant []byte
+	points            uint64                       // preemption points recorded
+	siteRuns          uint64                       // runToSites runs
+	siteHits          uint64                       // runToSites runs that arrived at a site
+	yields            uint64                       // timeslices ended at a call the stub traced (askYield)
+	rng               *rand.Rand                   // chaos mode: random timeslices
+	chaosStepTime     time.Duration                // chaos mode: time spent in chaosSteps
+	start             time.Time                    // when the recording started (event times)
+	targets           map[string][]uint64          // direct branch targets of mapped files, sorted (preempt.go)
+	stopped           int                          // tasks in stStopped
+	queued            []ptrace.Stop                // stops of other tasks met while waiting for one (waitFor)
+	heldExits         []heldExit                   // deaths by signal of threads whose process still has live threads
+	shutdown          bool                         // the initial process is gone and the rest were killed
+	tty               *os.File                     // the controlling terminal the tracee's group was given (nil: none)
+	pgid              int                          // the tracee's process group
+	bufOn             bool                         // the syscall buffer is used (Options.SyscallBuffer)
+	filterOn          bool                         // its seccomp filter is installed
+	bufSites          map[string][]syscallbuf.Site // by captured file
+	bufCalls          uint64
+	drainBytes        []byte          // drainBuf's scratch: the buffer's new bytes
+	drainAhead        prefault.Ahead  // how much of drainBytes is populated
+	zeros             []byte          // populateBuf's source (bufAhead bytes)
+	runFlags          []trace.RunFlag // drainBuf's scratch: the run's exit flags
+	sharedRels        map[string]bool // captured files a MAP_SHARED mapping used (Result.SharedFiles)
+	calls             callStats       // by number and path (stats.go)
 }
 
 // Default timeslices (see Options).
