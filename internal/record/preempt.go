@@ -236,14 +236,10 @@ func (r *recorder) holdDuringSearch(t *task, st ptrace.Stop) (si *ptrace.SigInfo
 // runTo runs t until it reaches addr (the instruction after a rep string
 // instruction), with a temporary int3 there.
 func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
-	var orig [1]byte
-	if err := t.mem.ReadMem(addr, orig[:]); err != nil {
+	restore, err := plantInt3s(t, []uint64{addr})
+	if err != nil {
 		return pointHandled, r.lost(t, err)
 	}
-	if err := t.mem.WriteMem(addr, []byte{0xcc}); err != nil {
-		return pointHandled, r.lost(t, err)
-	}
-	restore := func() error { return t.mem.WriteMem(addr, orig[:]) }
 	var si *ptrace.SigInfo
 	st, lost, err := r.runUntil(t, ptrace.Cont, 0, func(st ptrace.Stop) (ptrace.Action, error) {
 		var held bool
@@ -285,27 +281,13 @@ func (r *recorder) runTo(t *task, addr uint64) (pointResult, error) {
 // toSites).
 func (r *recorder) runToSites(t *task, sites []asyncpoint.Site) (trace.Regs, asyncpoint.Site, pointResult, error) {
 	var none trace.Regs
-	orig := make([]byte, len(sites))
-	planted := 0
-	restore := func() error {
-		for i := range planted {
-			if err := t.mem.WriteMem(sites[i].PC, orig[i:i+1]); err != nil {
-				return err
-			}
-		}
-		planted = 0
-		return nil
-	}
+	addrs := make([]uint64, len(sites))
 	for i, s := range sites {
-		if err := t.mem.ReadMem(s.PC, orig[i:i+1]); err != nil {
-			_ = restore()
-			return none, asyncpoint.Site{}, pointHandled, r.lost(t, err)
-		}
-		if err := t.mem.WriteMem(s.PC, []byte{0xcc}); err != nil {
-			_ = restore()
-			return none, asyncpoint.Site{}, pointHandled, r.lost(t, err)
-		}
-		planted++
+		addrs[i] = s.PC
+	}
+	restore, err := plantInt3s(t, addrs)
+	if err != nil {
+		return none, asyncpoint.Site{}, pointHandled, r.lost(t, err)
 	}
 	t.toSites = true
 	defer func() { t.toSites = false }()
@@ -314,6 +296,7 @@ func (r *recorder) runToSites(t *task, sites []asyncpoint.Site) (trace.Regs, asy
 	r.dog.running(t.tid, true, len(t.deferred) > 0, siteWait(r.opts.Timeslice), nil, 0)
 	r.siteRuns++
 	hit := -1
+	var at trace.Regs // t's registers at the int3 it met (hit)
 	st, lost, err := r.runUntil(t, r.userMode(t), 0, func(st ptrace.Stop) (ptrace.Action, error) {
 		if st.Kind != ptrace.StopSignal {
 			return ptrace.Accept, nil
@@ -325,6 +308,7 @@ func (r *recorder) runToSites(t *task, sites []asyncpoint.Site) (trace.Regs, asy
 		if st.Signal == int(unix.SIGTRAP) && info.Code() == 0x80 /* SI_KERNEL: int3 */ {
 			if regs, err := t.thread().GetRegs(); err == nil {
 				hit = slices.IndexFunc(sites, func(s asyncpoint.Site) bool { return s.PC == regs[ptrace.RIP]-1 })
+				at = regs
 			}
 			return ptrace.Accept, nil
 		}
@@ -346,23 +330,49 @@ func (r *recorder) runToSites(t *task, sites []asyncpoint.Site) (trace.Regs, asy
 		return none, asyncpoint.Site{}, pointHandled, err
 	}
 	if hit >= 0 {
-		regs, err := t.thread().GetRegs()
-		if err != nil {
-			return none, asyncpoint.Site{}, pointHandled, r.lost(t, err)
-		}
 		r.siteHits++
-		regs[ptrace.RIP] = sites[hit].PC
-		if err := t.thread().SetRegs(&regs); err != nil {
+		at[ptrace.RIP] = sites[hit].PC
+		if err := t.thread().SetRegs(&at); err != nil {
 			return none, asyncpoint.Site{}, pointHandled, r.lost(t, err)
 		}
 		if err := r.endRun(t); err != nil || t.dying {
 			return none, asyncpoint.Site{}, pointHandled, err
 		}
-		return regs, sites[hit], pointTaken, nil
+		return at, sites[hit], pointTaken, nil
 	}
 	// The run ends at an event of t's own, or at the watchdog's signal.
 	r.sched.Preempted()
 	return none, asyncpoint.Site{}, pointHandled, r.handle(st)
+}
+
+// plantInt3s writes an int3 at each of addrs in t's code (another
+// thread of its process may not run meanwhile: only one runs user code
+// at a time) and returns the function that puts the original bytes
+// back. When one cannot be written, those written so far are put back.
+func plantInt3s(t *task, addrs []uint64) (restore func() error, err error) {
+	orig := make([]byte, len(addrs))
+	planted := 0
+	restore = func() error {
+		for i := range planted {
+			if err := t.mem.WriteMem(addrs[i], orig[i:i+1]); err != nil {
+				return err
+			}
+		}
+		planted = 0
+		return nil
+	}
+	for i, a := range addrs {
+		if err := t.mem.ReadMem(a, orig[i:i+1]); err != nil {
+			_ = restore()
+			return nil, err
+		}
+		if err := t.mem.WriteMem(a, []byte{0xcc}); err != nil {
+			_ = restore()
+			return nil, err
+		}
+		planted++
+	}
+	return restore, nil
 }
 
 // siteWait is how long runToSites lets a thread run to its sites before
