@@ -115,23 +115,50 @@ const bufRunPiece = 512
 
 // bufPair tells whether entry and exit are one call drained from the
 // buffer that the stub can replay: no write to gorr's stdio to echo, no
-// checksum to take at its exit, at most the one output region, and not
-// a call replay makes for real (the buffered mmap, munmap, mprotect,
-// brk and madvise that change memory stop, as they do under ptrace).
+// checksum to take at its exit, at most the one output region, and
+// either a call replay emulates or one the stub makes for real
+// (stubExecutes; the buffered brk, which replay turns into another
+// call, stops as under ptrace).
 func bufPair(entry, exit *trace.Event) bool {
-	return entry != nil && exit != nil && entry.Kind == trace.KindSyscallEntry && entry.Flags == syscallbuf.EventFlag &&
-		entry.Regs != nil && entry.Regs[ptrace.RIP] == syscallbuf.SyscallRet && syscallbuf.IsBuffered(int(entry.Sysno)) &&
-		exit.Kind == trace.KindSyscallExit && exit.Tid == entry.Tid && exit.Sysno == entry.Sysno &&
-		exit.Flags == syscallbuf.EventFlag && exit.Checksum == 0 && len(exit.Maps) == 0 &&
-		(len(exit.Mem) == 0 || len(exit.Mem) == 1 && len(exit.Mem[0].Data) > 0) &&
-		!executes(int(entry.Sysno), ptrace.SyscallArgs(entry.Regs), exit)
+	if entry == nil || exit == nil || entry.Kind != trace.KindSyscallEntry || entry.Flags != syscallbuf.EventFlag ||
+		entry.Regs == nil || entry.Regs[ptrace.RIP] != syscallbuf.SyscallRet || !syscallbuf.IsBuffered(int(entry.Sysno)) ||
+		exit.Kind != trace.KindSyscallExit || exit.Tid != entry.Tid || exit.Sysno != entry.Sysno ||
+		exit.Flags != syscallbuf.EventFlag || exit.Checksum != 0 || len(exit.Maps) != 0 ||
+		len(exit.Mem) > 1 || len(exit.Mem) == 1 && len(exit.Mem[0].Data) == 0 {
+		return false
+	}
+	nr, a := int(entry.Sysno), ptrace.SyscallArgs(entry.Regs)
+	return !executes(nr, a, exit) || len(exit.Mem) == 0 && stubExecutes(nr, a, exit.Result)
 }
 
 // bufRecordOK is bufPair for a call of a run read without its events
 // (whose events have the stub's flags and rip and carry no checksum,
 // mapping or more than the record's bytes).
 func bufRecordOK(rec *trace.CallRecord) bool {
-	return syscallbuf.IsBuffered(rec.Nr) && !executesReturning(rec.Nr, [6]uint64(rec.Regs[:6]), rec.Ret)
+	if !syscallbuf.IsBuffered(rec.Nr) {
+		return false
+	}
+	a := [6]uint64(rec.Regs[:6])
+	return !executesReturning(rec.Nr, a, rec.Ret) || len(rec.Data) == 0 && stubExecutes(rec.Nr, a, rec.Ret)
+}
+
+// stubExecutes tells whether the buffered call nr(a) that returned ret
+// in the recording is one replay makes for real and the stub can make
+// in a placed stretch (syscallbuf.PlaceExec): an anonymous private mmap
+// (at its recorded address), munmap, mprotect or madvise, which change
+// only the address space, never block and need nothing of the replayer
+// after them. Each would otherwise cost two stops.
+func stubExecutes(nr int, a [6]uint64, ret int64) bool {
+	if !executesReturning(nr, a, ret) {
+		return false
+	}
+	switch nr {
+	case unix.SYS_MMAP:
+		return a[3]&unix.MAP_ANONYMOUS != 0 && a[3]&unix.MAP_SHARED_VALIDATE == unix.MAP_PRIVATE && ret >= 0
+	case unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_MADVISE:
+		return true
+	}
+	return false
 }
 
 // stopsAfterBufRun tells whether ev, a task's next event after a
@@ -275,10 +302,27 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	if err := t.mem.ReadMem(b.at[0], span); err != nil {
 		return false, err
 	}
+	execs := false // calls the stub makes for real: t runs with PTRACE_CONT
 	for k := range b.calls {
 		rec := b.call(&b.calls[k])
+		if a := [6]uint64(rec.Regs[:6]); executesReturning(rec.Nr, a, rec.Ret) {
+			// (bufPair and bufRecordOK let in no other call that executes)
+			var flags uint64
+			if rec.Nr == unix.SYS_MMAP {
+				flags = fixedAnonFlags(a[3])
+			}
+			syscallbuf.PlaceExec(span[b.at[k]-b.at[0]:], rec.Ret, flags)
+			execs = true
+			continue
+		}
 		syscallbuf.Place(span[b.at[k]-b.at[0]:], rec.Ret, rec.Data)
 	}
+	// A stretch whose calls the stub makes runs with PTRACE_CONT, under
+	// which the thread's next system call would run too: it stops at the
+	// stub's trap as it takes the last call, and goes on from there
+	// under SYSEMU to its next event. One stop for the stretch instead
+	// of two a call.
+	stopEnd = stopEnd || execs
 	var ctlBuf [12]byte
 	ctl := binary.LittleEndian.AppendUint32(ctlBuf[:0], uint32(calls))
 	ctl = append(ctl, 0, 0, 0, 0) // HdrReplaying
@@ -294,10 +338,15 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	if !stopEnd {
 		return true, nil
 	}
-	// Another task's event comes next: t runs through the stretch now
-	// and stops at the stub's trap before its last call's result (as
-	// held inside the stub after a call that stopped).
-	if _, err := rp.runTo(ev, t, ptrace.Sysemu, ptrace.StopSignal, int(unix.SIGTRAP)); err != nil {
+	// Another task's event comes next (or the stub makes calls): t runs
+	// through the stretch now and stops at the stub's trap before its
+	// last call's result (as held inside the stub after a call that
+	// stopped).
+	mode := ptrace.Sysemu
+	if execs {
+		mode = ptrace.Cont
+	}
+	if _, err := rp.runTo(ev, t, mode, ptrace.StopSignal, int(unix.SIGTRAP)); err != nil {
 		return true, err
 	}
 	r, err := t.thread().GetRegs()
@@ -475,6 +524,10 @@ func (rp *replayer) endBufRun(t *rtask) error {
 			entry, _ := b.events(c, t.rec)
 			g, _ := syscallbuf.Events(&got, t.rec, entry.Regs)
 			d = compareRegs(entry.Regs, g.Regs)
+		}
+		if got.Ret != want.Ret {
+			// A call the stub made returned something else.
+			d = append(d, fmt.Sprintf("result: recorded %#x, replay %#x", uint64(want.Ret), uint64(got.Ret)))
 		}
 		if atTrap && k == calls-1 {
 			// (its output fields come after the trap)

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/gorr-debugger/gorr/internal/ptrace"
 	"github.com/gorr-debugger/gorr/internal/replay"
@@ -83,4 +88,108 @@ func TestBufferedStretchDivergence(t *testing.T) {
 		t.Fatalf("want a divergence in rdx at event %d replayed from the buffer, got %v", target, div)
 	}
 	t.Log(div)
+}
+
+// The memory calls a program makes through its buffer (anonymous mmap,
+// munmap, mprotect, madvise, and an mprotect that fails after changing
+// part of its range) are made by the stub inside the stretches it
+// replays, not stopped at two stops each: the replay reproduces the
+// output (addresses, sums, the zeros after MADV_DONTNEED, the fault of a
+// write to a page the failed mprotect changed) with far fewer stops than
+// the calls. A recorded result the stub's call does not return is a
+// divergence at that call's event.
+func TestStubMakesMemoryCalls(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "memcalls")
+	if out, err := exec.Command("gcc", "-O1", "-pthread", "-o", bin, filepath.Join("..", "..", "testdata", "c", "buf_memcalls_threads.c")).CombinedOutput(); err != nil {
+		t.Skipf("gcc: %v %s", err, out)
+	}
+	traceDir := filepath.Join(dir, "trace")
+	out, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{bin, "2", "200"}
+	testrec.Record(t, traceDir, argv, testrec.Options{Header: trace.Header{Argv: argv}, Out: out, SyscallBuffer: true})
+	out.Close()
+	recorded, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls, mprotect := memCalls(t, traceDir)
+	if calls < 1000 || mprotect == 0 {
+		t.Fatalf("%d buffered memory calls recorded: want the program's", calls)
+	}
+	rd, err := trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	res, err := replay.Replay(replay.Options{Reader: rd, Stdout: &got, Stderr: &got, BindCPU: -1})
+	rd.Close()
+	if err != nil || !bytes.Equal(got.Bytes(), recorded) {
+		t.Fatalf("replay: %v, printed %q, recorded %q", err, got.Bytes(), recorded)
+	}
+	if res.Stops > uint64(calls)/4 {
+		t.Errorf("replay stopped %d times for %d buffered memory calls: the stub did not make them", res.Stops, calls)
+	}
+	t.Logf("%d buffered memory calls, %d stops", calls, res.Stops)
+
+	// A buffered mprotect recorded as failing: the stub's call succeeds.
+	rd, err = trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	_, err = replay.Replay(replay.Options{Reader: rd, BindCPU: -1, Tamper: func(n uint64, ev *trace.Event) {
+		if n == mprotect+1 {
+			ev.Result = -int64(unix.ENOMEM)
+		}
+	}})
+	var div *replay.DivergenceError
+	if !errors.As(err, &div) || div.Event != mprotect || len(div.Diffs) == 0 || !strings.HasPrefix(div.Diffs[0], "result:") {
+		t.Fatalf("want a divergence in the result of the mprotect at event %d, got %v", mprotect, err)
+	}
+	t.Log(div)
+}
+
+// memCalls counts the buffered memory calls of the trace in dir and
+// returns the entry of a successful buffered mprotect inside a stretch
+// (a buffered call of its thread before and after it).
+func memCalls(t *testing.T, dir string) (calls int, mprotect uint64) {
+	t.Helper()
+	rd, err := trace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var evs []*trace.Event
+	for {
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs = append(evs, ev)
+	}
+	buf := func(i int, tid int32) bool {
+		return i >= 0 && i < len(evs) && evs[i].Tid == tid && evs[i].Kind != trace.KindNewTask && evs[i].Flags&syscallbuf.EventFlag != 0
+	}
+	for i, ev := range evs {
+		if ev.Kind != trace.KindSyscallEntry || ev.Flags&syscallbuf.EventFlag == 0 {
+			continue
+		}
+		switch ev.Sysno {
+		case unix.SYS_MMAP, unix.SYS_MUNMAP, unix.SYS_MADVISE:
+			calls++
+		case unix.SYS_MPROTECT:
+			calls++
+			if mprotect == 0 && i+1 < len(evs) && evs[i+1].Result == 0 && buf(i-1, ev.Tid) && buf(i+2, ev.Tid) {
+				mprotect = uint64(i + 1)
+			}
+		}
+	}
+	return calls, mprotect
 }

@@ -42,6 +42,9 @@ type Options struct {
 type Result struct {
 	Status unix.WaitStatus // recorded wait status of the initial process
 	Events uint64
+	// Stops is how many ptrace stops of the tasks replay ran them to
+	// (the calls it injects not counted): a measure of its cost.
+	Stops uint64
 	// Incomplete is set when the trace ended early (the recorder died).
 	Incomplete error
 }
@@ -197,6 +200,7 @@ type replayer struct {
 	// bufSlowTo: buffered calls up to this event stop one by one
 	// (bufreplay.go).
 	bufSlowTo uint64
+	stops     uint64 // Result.Stops
 }
 
 // Replay runs the whole trace without a debugger.
@@ -268,6 +272,7 @@ func (rp *replayer) loop() (*Result, error) {
 		}
 	}
 	res.Events = rp.n
+	res.Stops = rp.stops
 	res.Status = rp.status
 	return res, nil
 }
@@ -406,6 +411,7 @@ func (rp *replayer) stepInsn(t *rtask) error {
 // and the like).
 func (rp *replayer) waitStop(t *rtask, mode int) (ptrace.Stop, error) {
 	return t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
+		rp.stops++
 		if rp.keepStop(t, st) {
 			return ptrace.Accept, nil
 		}
@@ -504,6 +510,7 @@ func (rp *replayer) runTo(ev *trace.Event, t *rtask, mode int, want ptrace.StopK
 	}
 	restarting := false // a spurious restart of an executed call is under way
 	st, err := t.thread().WaitUntil(mode, func(st ptrace.Stop) (ptrace.Action, error) {
+		rp.stops++
 		if !rp.keepStop(t, st) {
 			return rp.passOver(t)
 		}

@@ -177,6 +177,17 @@ func (rp *replayer) syscallEntry(ev *trace.Event) error {
 	return nil
 }
 
+// fixedAnonFlags are the flags replay maps with for an mmap whose
+// recorded flags are flags: anonymous, at the recorded address
+// (MAP_FIXED), with what of flags shapes the mapping.
+func fixedAnonFlags(flags uint64) uint64 {
+	f := flags&(unix.MAP_SHARED|unix.MAP_PRIVATE|unix.MAP_SHARED_VALIDATE|unix.MAP_GROWSDOWN|unix.MAP_NORESERVE|unix.MAP_STACK|unix.MAP_HUGETLB|unix.MAP_LOCKED|unix.MAP_POPULATE) | unix.MAP_FIXED | unix.MAP_ANONYMOUS
+	if f&unix.MAP_SHARED_VALIDATE == unix.MAP_SHARED_VALIDATE {
+		f = f&^unix.MAP_SHARED_VALIDATE | unix.MAP_SHARED
+	}
+	return f
+}
+
 // prepare rewrites a call that runs for real so that it reproduces the
 // recording: mappings land at their recorded addresses and are
 // anonymous (their content comes from the trace), brk becomes mmap or
@@ -187,10 +198,7 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 	switch int(ev.Sysno) {
 	case unix.SYS_MMAP:
 		res := uint64(out.Result)
-		flags := a[3]&(unix.MAP_SHARED|unix.MAP_PRIVATE|unix.MAP_SHARED_VALIDATE|unix.MAP_GROWSDOWN|unix.MAP_NORESERVE|unix.MAP_STACK|unix.MAP_HUGETLB|unix.MAP_LOCKED|unix.MAP_POPULATE) | unix.MAP_FIXED | unix.MAP_ANONYMOUS
-		if flags&unix.MAP_SHARED_VALIDATE == unix.MAP_SHARED_VALIDATE {
-			flags = flags&^unix.MAP_SHARED_VALIDATE | unix.MAP_SHARED
-		}
+		flags := fixedAnonFlags(a[3])
 		prot := a[2]
 		if fileBacked(out) {
 			m := out.Maps[0]

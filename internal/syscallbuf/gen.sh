@@ -14,7 +14,7 @@ objcopy -O binary -j .text "$tmp/stub.o" "$tmp/stub.bin"
 	echo
 	echo "// Offsets of the stub's symbols from Base."
 	echo "const ("
-	for s in entry sc_insn sc_ret traced_insn reset_insn replay_end desched_entry desched_insn yield_jcc yield rdtsc_insn rdtsc_entry rdtsc_trap vclock_entry; do
+	for s in entry sc_insn sc_ret traced_insn reset_insn replay_end desched_entry desched_insn yield_jcc yield rdtsc_insn rdtsc_entry rdtsc_trap vclock_entry rexec_insn; do
 		off=$(nm "$tmp/stub.o" | awk -v s="$s" '$3 == s { print $1 }')
 		name=$(echo "$s" | awk -F_ '{ for (i = 1; i <= NF; i++) printf "%s%s", toupper(substr($i, 1, 1)), substr($i, 2) }')
 		echo "	off$name = 0x$off"

@@ -69,6 +69,9 @@
 	# Linux number, so the kernel answers it with ENOSYS.
 	.set RDTSC_NR, 1000
 	.set MAP_START, 0x70000000
+	# In a record placed in replay (at 128): make this call for real
+	# (see replayed). syscallbuf.ExecMark.
+	.set EXEC_MARK, 0x6b72616d63657865
 	.set MAP_END, 0x70110000
 	.text
 	.globl entry
@@ -806,6 +809,38 @@ replayed:
 	# When the replayer asks for it (replay_stop), the last call of the
 	# stretch traps first, so that the thread stops after the stretch
 	# (another thread's event comes next); it goes on from here.
+	#
+	# A call that changes the address space (an anonymous mmap, munmap,
+	# mprotect, madvise) must be made in replay too: the replayer marks
+	# its record (EXEC_MARK at 128, where the stub writes only later)
+	# and runs the thread with PTRACE_CONT, and the call is made here,
+	# from rexec_insn, before the trap. An mmap lands where it was
+	# recorded: at the recorded result, with the flags the replayer
+	# wrote at 136 (MAP_FIXED, anonymous). The kernel's result replaces
+	# the recorded one (the replayer compares them) and the registers
+	# the rewrite changed are put back from the record.
+	movabs $EXEC_MARK, %rcx
+	cmp %rcx, 128(%r11)
+	jne 2f
+	cmp $9, %eax
+	jne 3f
+	mov 8(%r11), %rdi
+	mov 136(%r11), %r10
+	mov $-1, %r8
+	xor %r9d, %r9d
+3:
+	.globl rexec_insn
+rexec_insn:
+	syscall
+	movabs $HDR, %r11
+	movl (%r11), %ecx
+	lea HDRLEN(%r11,%rcx), %r11
+	mov %rax, 8(%r11)
+	mov 16(%r11), %rdi
+	mov 40(%r11), %r10
+	mov 48(%r11), %r8
+	mov 56(%r11), %r9
+2:
 	movabs $HDR, %rcx
 	decl 24(%rcx)
 	jnz 1f

@@ -51,8 +51,9 @@ import (
 // and RdtscNr; 11: mmap of a file always traced (no HdrPendLo, HdrPendHi);
 // 12: the vDSO's clock_gettime redirected as any `mov; syscall; ret`
 // function (no VclockEntry, VclockSlot), records up to the buffer's end
-// (no VstackLen).
-const Layout = 13
+// (no VstackLen); 13: the stub never made a call in replay (no
+// RexecInsn, ExecMark), the seccomp program at Base+0xc00.
+const Layout = 14
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
@@ -89,7 +90,7 @@ const (
 	// Cap is the bytes of records the buffer holds.
 	Cap      = BufSize - HdrLen - VstackLen
 	Size     = 0x110000
-	FilterAt = Base + 0xc00 // the seccomp program, in the code page
+	FilterAt = Base + 0xc40 // the seccomp program, in the code page
 	// VclockSlot (u64, the code page's last word) is the address of the
 	// vDSO's own clock_gettime made callable again (VclockCode), or 0: a
 	// clock_gettime that came through VclockEntry then reads the clock
@@ -229,6 +230,22 @@ const (
 	// site marked Vclock): a buffered clock_gettime that reads the vDSO
 	// when VclockSlot allows it.
 	VclockEntry = Base + offVclockEntry
+	// RexecInsn is the syscall instruction from which the stub makes, in
+	// replay, a placed call whose record the replayer marked (ExecMark):
+	// a call that changes the address space, which replay must make too.
+	// Replay runs such a stretch with PTRACE_CONT (stub_amd64.S
+	// replayed).
+	RexecInsn = Base + offRexecInsn
+)
+
+// A record the replayer places (Place) for a call the stub makes for
+// real (PlaceExec) holds ExecMark at RecExecMark and, for an mmap, the
+// flags to map with at RecExecFlags: where the stub writes the output
+// region's address and size only after the call.
+const (
+	ExecMark     = 0x6b72616d63657865
+	RecExecMark  = 128
+	RecExecFlags = 136
 )
 
 // VclockCode is the block at t that makes the vDSO's clock_gettime,
@@ -399,7 +416,18 @@ const RecordHead = recHdr
 // must hold RecordLen(len(data)) bytes.
 func Place(rec []byte, ret int64, data []byte) {
 	binary.LittleEndian.PutUint64(rec[8:], uint64(ret))
+	binary.LittleEndian.PutUint64(rec[RecExecMark:], 0)
 	copy(rec[recHdr:], data)
+}
+
+// PlaceExec writes into rec, the record the stub is to fill for its next
+// call in replay, that the stub makes the call for real (from
+// RexecInsn): an mmap at address ret with flags mapFlags, any other call
+// with its own arguments. The kernel's result then replaces ret.
+func PlaceExec(rec []byte, ret int64, mapFlags uint64) {
+	binary.LittleEndian.PutUint64(rec[8:], uint64(ret))
+	binary.LittleEndian.PutUint64(rec[RecExecMark:], ExecMark)
+	binary.LittleEndian.PutUint64(rec[RecExecFlags:], mapFlags)
 }
 
 // ParseHead decodes the fixed part of the record at the start of b
