@@ -19,10 +19,8 @@ import (
 	"github.com/gorr-debugger/gorr/internal/trace"
 )
 
-// bufStretchEntry returns the number of a buffered call's entry that
-// follows another buffered call of the same thread and is followed by
-// one (inside a stretch the stub replays without stops), 0 if none.
-func bufStretchEntry(t *testing.T, dir string) uint64 {
+// traceEvents returns the events of the trace in dir.
+func traceEvents(t *testing.T, dir string) []*trace.Event {
 	t.Helper()
 	rd, err := trace.Open(dir)
 	if err != nil {
@@ -40,6 +38,15 @@ func bufStretchEntry(t *testing.T, dir string) uint64 {
 		}
 		evs = append(evs, ev)
 	}
+	return evs
+}
+
+// bufStretchEntry returns the number of a buffered call's entry that
+// follows another buffered call of the same thread and is followed by
+// one (inside a stretch the stub replays without stops), 0 if none.
+func bufStretchEntry(t *testing.T, dir string) uint64 {
+	t.Helper()
+	evs := traceEvents(t, dir)
 	buf := func(i int) bool {
 		return i >= 0 && i < len(evs) && evs[i].Kind != trace.KindNewTask && evs[i].Flags&syscallbuf.EventFlag != 0
 	}
@@ -158,22 +165,7 @@ func TestStubMakesMemoryCalls(t *testing.T) {
 // (a buffered call of its thread before and after it).
 func memCalls(t *testing.T, dir string) (calls int, mprotect uint64) {
 	t.Helper()
-	rd, err := trace.Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	var evs []*trace.Event
-	for {
-		ev, err := rd.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		evs = append(evs, ev)
-	}
+	evs := traceEvents(t, dir)
 	buf := func(i int, tid int32) bool {
 		return i >= 0 && i < len(evs) && evs[i].Tid == tid && evs[i].Kind != trace.KindNewTask && evs[i].Flags&syscallbuf.EventFlag != 0
 	}
