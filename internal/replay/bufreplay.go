@@ -65,7 +65,8 @@ type bufRun struct {
 type bufCall struct {
 	entry, exit *trace.Event
 	off         int
-	out         int // output bytes
+	out         int  // output bytes
+	exec        bool // the stub makes it for real (stubExecutes)
 }
 
 func (b *bufRun) owns(n uint64) bool { return b != nil && n >= b.first && n <= b.last }
@@ -114,44 +115,50 @@ func (b *bufRun) events(c *bufCall, tid int32) (entry, exit *trace.Event) {
 const bufRunPiece = 512
 
 // bufPair tells whether entry and exit are one call drained from the
-// buffer that the stub can replay: no write to gorr's stdio to echo, no
-// checksum to take at its exit, at most the one output region, and
-// either a call replay emulates or one the stub makes for real
-// (stubExecutes; the buffered brk, which replay turns into another
-// call, stops as under ptrace).
-func bufPair(entry, exit *trace.Event) bool {
+// buffer that the stub can replay (ok): no write to gorr's stdio to
+// echo, no checksum to take at its exit, at most the one output region,
+// and a call bufReplayable lets in; exec says whether the stub makes it.
+func bufPair(entry, exit *trace.Event) (ok, exec bool) {
 	if entry == nil || exit == nil || entry.Kind != trace.KindSyscallEntry || entry.Flags != syscallbuf.EventFlag ||
 		entry.Regs == nil || entry.Regs[ptrace.RIP] != syscallbuf.SyscallRet || !syscallbuf.IsBuffered(int(entry.Sysno)) ||
 		exit.Kind != trace.KindSyscallExit || exit.Tid != entry.Tid || exit.Sysno != entry.Sysno ||
 		exit.Flags != syscallbuf.EventFlag || exit.Checksum != 0 || len(exit.Maps) != 0 ||
 		len(exit.Mem) > 1 || len(exit.Mem) == 1 && len(exit.Mem[0].Data) == 0 {
-		return false
+		return false, false
 	}
-	nr, a := int(entry.Sysno), ptrace.SyscallArgs(entry.Regs)
-	return !executes(nr, a, exit) || len(exit.Mem) == 0 && stubExecutes(nr, a, exit.Result)
+	return bufReplayable(int(entry.Sysno), ptrace.SyscallArgs(entry.Regs), exit.Result, outBytes(exit))
 }
 
 // bufRecordOK is bufPair for a call of a run read without its events
 // (whose events have the stub's flags and rip and carry no checksum,
 // mapping or more than the record's bytes).
-func bufRecordOK(rec *trace.CallRecord) bool {
+func bufRecordOK(rec *trace.CallRecord) (ok, exec bool) {
 	if !syscallbuf.IsBuffered(rec.Nr) {
-		return false
+		return false, false
 	}
-	a := [6]uint64(rec.Regs[:6])
-	return !executesReturning(rec.Nr, a, rec.Ret) || len(rec.Data) == 0 && stubExecutes(rec.Nr, a, rec.Ret)
+	return bufReplayable(rec.Nr, [6]uint64(rec.Regs[:6]), rec.Ret, len(rec.Data))
+}
+
+// bufReplayable tells whether the stub can replay the buffered call
+// nr(a) that returned ret and wrote out bytes in the recording (ok):
+// a call replay emulates, whose result and bytes the stub takes, or one
+// replay makes for real that the stub can make (exec: stubExecutes; the
+// buffered brk, which replay turns into another call, stops as under
+// ptrace).
+func bufReplayable(nr int, a [6]uint64, ret int64, out int) (ok, exec bool) {
+	if !executesReturning(nr, a, ret) {
+		return true, false
+	}
+	return out == 0 && stubExecutes(nr, a, ret), true
 }
 
 // stubExecutes tells whether the buffered call nr(a) that returned ret
-// in the recording is one replay makes for real and the stub can make
+// in the recording, one replay makes for real, is one the stub can make
 // in a placed stretch (syscallbuf.PlaceExec): an anonymous private mmap
 // (at its recorded address), munmap, mprotect or madvise, which change
 // only the address space, never block and need nothing of the replayer
 // after them. Each would otherwise cost two stops.
 func stubExecutes(nr int, a [6]uint64, ret int64) bool {
-	if !executesReturning(nr, a, ret) {
-		return false
-	}
 	switch nr {
 	case unix.SYS_MMAP:
 		return a[3]&unix.MAP_ANONYMOUS != 0 && a[3]&unix.MAP_SHARED_VALIDATE == unix.MAP_PRIVATE && ret >= 0
@@ -205,8 +212,12 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		return false, nil
 	}
 	x, err := rp.q.peek(0)
-	if err != nil || !bufPair(ev, x) {
+	if err != nil {
 		return false, err
+	}
+	ok, exec := bufPair(ev, x)
+	if !ok {
+		return false, nil
 	}
 	fill, ok, err := rp.bufFill(ev, t)
 	if !ok || err != nil {
@@ -219,7 +230,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		b = &bufRun{}
 	}
 	t.spare = nil
-	b.calls, b.recs = append(b.calls[:0], bufCall{entry: ev, exit: x, out: outBytes(x)}), b.recs[:0]
+	b.calls, b.recs = append(b.calls[:0], bufCall{entry: ev, exit: x, out: outBytes(x), exec: exec}), b.recs[:0]
 	room := int(syscallbuf.Cap) - int(fill) - int(syscallbuf.RecordLen(b.calls[0].out))
 	skipped := 0     // calls whose events the queue will not return
 	stopEnd := false // another task's event follows: stop t after the stretch
@@ -256,12 +267,12 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			if bufPair(x, y) {
+			if ok, exec := bufPair(x, y); ok {
 				if len(b.calls) == bufRunPiece {
 					stopEnd = true // the next piece starts at x
 					break
 				}
-				b.calls = append(b.calls, bufCall{entry: x, exit: y, out: outBytes(y)})
+				b.calls = append(b.calls, bufCall{entry: x, exit: y, out: outBytes(y), exec: exec})
 				room -= int(syscallbuf.RecordLen(outBytes(y)))
 				continue
 			}
@@ -281,7 +292,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 		// The events ahead are tampered with when their turn comes; the
 		// stretch uses tampered copies now.
 		b.tamper(rp.n, ev.Tid, rp.opts.Tamper)
-		if !bufPair(b.calls[0].entry, b.calls[0].exit) {
+		if ok, _ := bufPair(b.calls[0].entry, b.calls[0].exit); !ok {
 			return notPlaced("the first is not one")
 		}
 	}
@@ -305,11 +316,10 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	execs := false // calls the stub makes for real: t runs with PTRACE_CONT
 	for k := range b.calls {
 		rec := b.call(&b.calls[k])
-		if a := [6]uint64(rec.Regs[:6]); executesReturning(rec.Nr, a, rec.Ret) {
-			// (bufPair and bufRecordOK let in no other call that executes)
+		if b.calls[k].exec {
 			var flags uint64
 			if rec.Nr == unix.SYS_MMAP {
-				flags = fixedAnonFlags(a[3])
+				flags = fixedAnonFlags(rec.Regs[3])
 			}
 			syscallbuf.PlaceExec(span[b.at[k]-b.at[0]:], rec.Ret, flags)
 			execs = true
@@ -414,10 +424,14 @@ func (b *bufRun) takeRecords(a *trace.RunAhead, max int, room *int) int {
 	for k < max {
 		rec, next, err := trace.NextCallRecord(a.Records, off)
 		size := int(syscallbuf.RecordLen(len(rec.Data)))
-		if err != nil || size > *room || !bufRecordOK(&rec) {
+		if err != nil || size > *room {
 			break
 		}
-		b.calls = append(b.calls, bufCall{off: len(b.recs) + off, out: len(rec.Data)})
+		ok, exec := bufRecordOK(&rec)
+		if !ok {
+			break
+		}
+		b.calls = append(b.calls, bufCall{off: len(b.recs) + off, out: len(rec.Data), exec: exec})
 		*room -= size
 		k, off = k+1, next
 	}
@@ -455,6 +469,10 @@ func (b *bufRun) tamper(n uint64, tid int32, f func(uint64, *trace.Event)) {
 			f(n+1, c.exit)
 			c.out = outBytes(c.exit)
 		}
+		// What f changed may make a call the stub made one it emulates,
+		// or the other way.
+		rec := b.call(c)
+		_, c.exec = bufReplayable(rec.Nr, [6]uint64(rec.Regs[:6]), rec.Ret, c.out)
 		n += 2
 	}
 }
