@@ -155,14 +155,15 @@ func bufReplayable(nr int, a [6]uint64, ret int64, out int) (ok, exec bool) {
 // stubExecutes tells whether the buffered call nr(a) that returned ret
 // in the recording, one replay makes for real, is one the stub can make
 // in a placed stretch (syscallbuf.PlaceExec): an anonymous private mmap
-// (at its recorded address), munmap, mprotect or madvise, which change
-// only the address space, never block and need nothing of the replayer
-// after them. Each would otherwise cost two stops.
+// (at its recorded address), munmap, mprotect, madvise or brk (as the
+// mmap or munmap of the pages its break crossed), which change only the
+// address space, never block and need nothing of the replayer after
+// them. Each would otherwise cost two stops.
 func stubExecutes(nr int, a [6]uint64, ret int64) bool {
 	switch nr {
 	case unix.SYS_MMAP:
 		return a[3]&unix.MAP_ANONYMOUS != 0 && a[3]&unix.MAP_SHARED_VALIDATE == unix.MAP_PRIVATE && ret >= 0
-	case unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_MADVISE:
+	case unix.SYS_MUNMAP, unix.SYS_MPROTECT, unix.SYS_MADVISE, unix.SYS_BRK:
 		return true
 	}
 	return false
@@ -317,11 +318,23 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 	for k := range b.calls {
 		rec := b.call(&b.calls[k])
 		if b.calls[k].exec {
-			var flags uint64
-			if rec.Nr == unix.SYS_MMAP {
-				flags = fixedAnonFlags(rec.Regs[3])
+			var arg uint64
+			switch rec.Nr {
+			case unix.SYS_MMAP:
+				arg = fixedAnonFlags(rec.Regs[3])
+			case unix.SYS_BRK:
+				// The stub maps or unmaps the pages the break crossed,
+				// as a brk replayed with a stop does (replayEntry); the
+				// placed stretch runs (or diverges) before the task's
+				// next event, so the break moves now.
+				old, moved := t.proc.moveBrk(uint64(rec.Ret))
+				if !moved {
+					syscallbuf.Place(span[b.at[k]-b.at[0]:], rec.Ret, nil)
+					continue
+				}
+				arg = pageUp(old)
 			}
-			syscallbuf.PlaceExec(span[b.at[k]-b.at[0]:], rec.Ret, flags)
+			syscallbuf.PlaceExec(span[b.at[k]-b.at[0]:], rec.Ret, arg)
 			execs = true
 			continue
 		}

@@ -185,3 +185,77 @@ func memCalls(t *testing.T, dir string) (calls int, mprotect uint64) {
 	}
 	return calls, mprotect
 }
+
+// TestStubMovesBreak: a buffered brk that moves the heap's last page is
+// made by the stub in replay (mapping or unmapping the pages between the
+// old and the new break) inside a placed stretch, not with two stops;
+// and one whose pages cannot be mapped is reported at its own event.
+func TestStubMovesBreak(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "brk")
+	if out, err := exec.Command("gcc", "-O1", "-o", bin, filepath.Join("..", "..", "testdata", "c", "buf_brk.c")).CombinedOutput(); err != nil {
+		t.Skipf("gcc: %v %s", err, out)
+	}
+	traceDir := filepath.Join(dir, "trace")
+	out, err := os.Create(filepath.Join(dir, "out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	argv := []string{bin, "300"}
+	testrec.Record(t, traceDir, argv, testrec.Options{Header: trace.Header{Argv: argv}, Out: out, SyscallBuffer: true})
+	out.Close()
+	recorded, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The buffered brk calls, and one in the middle of a stretch that
+	// grows the heap by pages.
+	evs := traceEvents(t, dir+"/trace")
+	brks, grow := 0, uint64(0)
+	var brk uint64
+	for i, ev := range evs {
+		if ev.Kind != trace.KindSyscallEntry || ev.Sysno != unix.SYS_BRK || ev.Flags&syscallbuf.EventFlag == 0 || i+2 >= len(evs) {
+			continue
+		}
+		brks++
+		res := uint64(evs[i+1].Result)
+		if grow == 0 && brk != 0 && res > brk+2*4096 && i > 0 && evs[i-1].Flags&syscallbuf.EventFlag != 0 && evs[i+2].Flags&syscallbuf.EventFlag != 0 {
+			grow = uint64(i + 1)
+		}
+		brk = res
+	}
+	if brks < 300 || grow == 0 {
+		t.Fatalf("%d buffered brk calls recorded (growing one inside a stretch: event %d): want the program's", brks, grow)
+	}
+	rd, err := trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	res, err := replay.Replay(replay.Options{Reader: rd, Stdout: &got, Stderr: &got, BindCPU: -1})
+	rd.Close()
+	if err != nil || !bytes.Equal(got.Bytes(), recorded) {
+		t.Fatalf("replay: %v, printed %q, recorded %q", err, got.Bytes(), recorded)
+	}
+	if res.Stops > uint64(brks)/4 {
+		t.Errorf("replay stopped %d times for %d buffered brk calls: the stub did not make them", res.Stops, brks)
+	}
+	t.Logf("%d buffered brk calls, %d stops", brks, res.Stops)
+
+	// A break moved beyond the address space: the stub's mmap fails.
+	rd, err = trace.Open(traceDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	_, err = replay.Replay(replay.Options{Reader: rd, BindCPU: -1, Tamper: func(n uint64, ev *trace.Event) {
+		if n == grow+1 {
+			ev.Result = 1 << 48
+		}
+	}})
+	var div *replay.DivergenceError
+	if !errors.As(err, &div) || div.Event != grow || len(div.Diffs) == 0 || !strings.HasPrefix(div.Diffs[0], "result:") {
+		t.Fatalf("want a divergence in the result of the brk at event %d, got %v", grow, err)
+	}
+	t.Log(div)
+}

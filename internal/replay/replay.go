@@ -120,8 +120,21 @@ type rtask struct {
 // replayer's locked OS thread only).
 func (t *rtask) thread() ptrace.Thread { return ptrace.NewThread(t.real) }
 
+// moveBrk sets the break to res, the result of a brk, and returns the
+// break before (res itself for the first brk, which asks where it is)
+// and whether the heap's last page moved: whether replay maps or unmaps
+// pages for this brk.
+func (p *rproc) moveBrk(res uint64) (old uint64, moved bool) {
+	old = p.brk
+	if old == 0 {
+		old = res
+	}
+	p.brk = res
+	return old, pageUp(old) != pageUp(res)
+}
+
 type rproc struct {
-	brk uint64
+	brk uint64 // the program break (0: not asked for yet)
 	// resumeAt holds the addresses where a handled signal interrupted a
 	// thread of this address space. The handler's return enters the
 	// code there from nowhere the code shows: rt_sigreturn restores the

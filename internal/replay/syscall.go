@@ -261,11 +261,7 @@ func (rp *replayer) prepare(ev *trace.Event, t *rtask, out *trace.Event) error {
 		t.rewritten = true
 	case unix.SYS_BRK:
 		res := uint64(out.Result)
-		old := t.proc.brk
-		if old == 0 {
-			old = res
-		}
-		t.proc.brk = res
+		old, _ := t.proc.moveBrk(res)
 		switch {
 		case pageUp(res) > pageUp(old):
 			r[ptrace.ORIGRAX] = unix.SYS_MMAP

@@ -816,18 +816,44 @@ replayed:
 	# and runs the thread with PTRACE_CONT, and the call is made here,
 	# from rexec_insn, before the trap. An mmap lands where it was
 	# recorded: at the recorded result, with the flags the replayer
-	# wrote at 136 (MAP_FIXED, anonymous). The kernel's result replaces
-	# the recorded one (the replayer compares them) and the registers
-	# the rewrite changed are put back from the record.
+	# wrote at 136 (MAP_FIXED, anonymous). A brk that moved the break
+	# past a page boundary changes the heap as replay makes every brk:
+	# the pages between the page-rounded old break (which the replayer
+	# wrote at 136) and the new one (the recorded result) are mapped
+	# anonymous or unmapped. The kernel's result replaces the recorded
+	# one (the replayer compares them), except a brk's that succeeded:
+	# the program gets the recorded break. The registers the rewrite
+	# changed are put back from the record.
 	movabs $EXEC_MARK, %rcx
 	cmp %rcx, 128(%r11)
 	jne 2f
+	cmp $12, %eax
+	je 4f
 	cmp $9, %eax
 	jne 3f
 	mov 8(%r11), %rdi
 	mov 136(%r11), %r10
 	mov $-1, %r8
 	xor %r9d, %r9d
+	jmp 3f
+4:
+	mov 8(%r11), %rdi
+	add $4095, %rdi
+	and $-4096, %rdi
+	mov 136(%r11), %rsi
+	mov $11, %eax
+	cmp %rsi, %rdi
+	jb 5f
+	xchg %rdi, %rsi
+	sub %rdi, %rsi
+	mov $3, %edx
+	mov $0x32, %r10d
+	mov $-1, %r8
+	xor %r9d, %r9d
+	mov $9, %eax
+	jmp 3f
+5:
+	sub %rdi, %rsi
 3:
 	.globl rexec_insn
 rexec_insn:
@@ -835,8 +861,18 @@ rexec_insn:
 	movabs $HDR, %r11
 	movl (%r11), %ecx
 	lea HDRLEN(%r11,%rcx), %r11
+	cmpl $12, 4(%r11)
+	jne 6f
+	test %rax, %rax
+	jz 7f
+	cmp 136(%r11), %rax
+	je 7f
+6:
 	mov %rax, 8(%r11)
+7:
 	mov 16(%r11), %rdi
+	mov 24(%r11), %rsi
+	mov 32(%r11), %rdx
 	mov 40(%r11), %r10
 	mov 48(%r11), %r8
 	mov 56(%r11), %r9

@@ -52,8 +52,10 @@ import (
 // 12: the vDSO's clock_gettime redirected as any `mov; syscall; ret`
 // function (no VclockEntry, VclockSlot), records up to the buffer's end
 // (no VstackLen); 13: the stub never made a call in replay (no
-// RexecInsn, ExecMark), the seccomp program at Base+0xc00.
-const Layout = 14
+// RexecInsn, ExecMark), the seccomp program at Base+0xc00; 14: the stub
+// made no brk in replay, the seccomp program at Base+0xc40 and its
+// sock_fprog at Base+0xf00.
+const Layout = 15
 
 // EventFlag is set in the Flags of the SYSCALL_ENTRY and SYSCALL_EXIT
 // events drained from the buffer (layout 3 on), which replay may take
@@ -90,7 +92,7 @@ const (
 	// Cap is the bytes of records the buffer holds.
 	Cap      = BufSize - HdrLen - VstackLen
 	Size     = 0x110000
-	FilterAt = Base + 0xc40 // the seccomp program, in the code page
+	FilterAt = Base + 0xc80 // the seccomp program, in the code page
 	// VclockSlot (u64, the code page's last word) is the address of the
 	// vDSO's own clock_gettime made callable again (VclockCode), or 0: a
 	// clock_gettime that came through VclockEntry then reads the clock
@@ -370,7 +372,7 @@ func Fprog() []byte {
 }
 
 // FprogAt is where Fprog is kept (after the filter, in the code page).
-const FprogAt = Base + 0xf00
+const FprogAt = Base + 0xfe0
 
 // Record is one buffered call, in the layout the stub writes, which the
 // trace stores as it is (trace.CallRecord).
@@ -422,12 +424,15 @@ func Place(rec []byte, ret int64, data []byte) {
 
 // PlaceExec writes into rec, the record the stub is to fill for its next
 // call in replay, that the stub makes the call for real (from
-// RexecInsn): an mmap at address ret with flags mapFlags, any other call
-// with its own arguments. The kernel's result then replaces ret.
-func PlaceExec(rec []byte, ret int64, mapFlags uint64) {
+// RexecInsn): an mmap at address ret with flags arg; a brk that set the
+// break to ret, by mapping or unmapping the pages between arg (the old
+// break, rounded up to a page) and ret rounded up (the stub picks mmap
+// or munmap); any other call with its own arguments. The kernel's
+// result then replaces ret, except a brk's that succeeded.
+func PlaceExec(rec []byte, ret int64, arg uint64) {
 	binary.LittleEndian.PutUint64(rec[8:], uint64(ret))
 	binary.LittleEndian.PutUint64(rec[RecExecMark:], ExecMark)
-	binary.LittleEndian.PutUint64(rec[RecExecFlags:], mapFlags)
+	binary.LittleEndian.PutUint64(rec[RecExecFlags:], arg)
 }
 
 // ParseHead decodes the fixed part of the record at the start of b
