@@ -127,35 +127,51 @@ func TestStubMakesMemoryCalls(t *testing.T) {
 	if calls < 1000 || mprotect == 0 {
 		t.Fatalf("%d buffered memory calls recorded: want the program's", calls)
 	}
-	rd, err := trace.Open(traceDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got bytes.Buffer
-	res, err := replay.Replay(replay.Options{Reader: rd, Stdout: &got, Stderr: &got, BindCPU: -1})
-	rd.Close()
-	if err != nil || !bytes.Equal(got.Bytes(), recorded) {
-		t.Fatalf("replay: %v, printed %q, recorded %q", err, got.Bytes(), recorded)
-	}
+	res := replayPrinting(t, traceDir, recorded)
 	if res.Stops > uint64(calls)/4 {
 		t.Errorf("replay stopped %d times for %d buffered memory calls: the stub did not make them", res.Stops, calls)
 	}
 	t.Logf("%d buffered memory calls, %d stops", calls, res.Stops)
 
 	// A buffered mprotect recorded as failing: the stub's call succeeds.
-	rd, err = trace.Open(traceDir)
+	resultDiverges(t, traceDir, mprotect, -int64(unix.ENOMEM))
+}
+
+// replayPrinting replays the trace in dir and fails t unless it
+// succeeds and prints what the recording printed (recorded).
+func replayPrinting(t *testing.T, dir string, recorded []byte) *replay.Result {
+	t.Helper()
+	rd, err := trace.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Close()
+	var got bytes.Buffer
+	res, err := replay.Replay(replay.Options{Reader: rd, Stdout: &got, Stderr: &got, BindCPU: -1})
+	if err != nil || !bytes.Equal(got.Bytes(), recorded) {
+		t.Fatalf("replay: %v, printed %q, recorded %q", err, got.Bytes(), recorded)
+	}
+	return res
+}
+
+// resultDiverges replays the trace in dir with the result of the
+// buffered call whose entry is event entry changed to ret, and fails t
+// unless replay reports a divergence in that call's result there.
+func resultDiverges(t *testing.T, dir string, entry uint64, ret int64) {
+	t.Helper()
+	rd, err := trace.Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rd.Close()
 	_, err = replay.Replay(replay.Options{Reader: rd, BindCPU: -1, Tamper: func(n uint64, ev *trace.Event) {
-		if n == mprotect+1 {
-			ev.Result = -int64(unix.ENOMEM)
+		if n == entry+1 {
+			ev.Result = ret
 		}
 	}})
 	var div *replay.DivergenceError
-	if !errors.As(err, &div) || div.Event != mprotect || len(div.Diffs) == 0 || !strings.HasPrefix(div.Diffs[0], "result:") {
-		t.Fatalf("want a divergence in the result of the mprotect at event %d, got %v", mprotect, err)
+	if !errors.As(err, &div) || div.Event != entry || len(div.Diffs) == 0 || !strings.HasPrefix(div.Diffs[0], "result:") {
+		t.Fatalf("want a divergence in the result of the call at event %d, got %v", entry, err)
 	}
 	t.Log(div)
 }
@@ -227,35 +243,12 @@ func TestStubMovesBreak(t *testing.T) {
 	if brks < 300 || grow == 0 {
 		t.Fatalf("%d buffered brk calls recorded (growing one inside a stretch: event %d): want the program's", brks, grow)
 	}
-	rd, err := trace.Open(traceDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got bytes.Buffer
-	res, err := replay.Replay(replay.Options{Reader: rd, Stdout: &got, Stderr: &got, BindCPU: -1})
-	rd.Close()
-	if err != nil || !bytes.Equal(got.Bytes(), recorded) {
-		t.Fatalf("replay: %v, printed %q, recorded %q", err, got.Bytes(), recorded)
-	}
+	res := replayPrinting(t, traceDir, recorded)
 	if res.Stops > uint64(brks)/4 {
 		t.Errorf("replay stopped %d times for %d buffered brk calls: the stub did not make them", res.Stops, brks)
 	}
 	t.Logf("%d buffered brk calls, %d stops", brks, res.Stops)
 
 	// A break moved beyond the address space: the stub's mmap fails.
-	rd, err = trace.Open(traceDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Close()
-	_, err = replay.Replay(replay.Options{Reader: rd, BindCPU: -1, Tamper: func(n uint64, ev *trace.Event) {
-		if n == grow+1 {
-			ev.Result = 1 << 48
-		}
-	}})
-	var div *replay.DivergenceError
-	if !errors.As(err, &div) || div.Event != grow || len(div.Diffs) == 0 || !strings.HasPrefix(div.Diffs[0], "result:") {
-		t.Fatalf("want a divergence in the result of the brk at event %d, got %v", grow, err)
-	}
-	t.Log(div)
+	resultDiverges(t, traceDir, grow, 1<<48)
 }
