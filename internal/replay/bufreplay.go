@@ -324,7 +324,7 @@ func (rp *replayer) startBufRun(ev *trace.Event, t *rtask) (bool, error) {
 				arg = fixedAnonFlags(rec.Regs[3])
 			case unix.SYS_BRK:
 				// The stub maps or unmaps the pages the break crossed,
-				// as a brk replayed with a stop does (replayEntry); the
+				// as a brk replayed with a stop does (prepare); the
 				// placed stretch runs (or diverges) before the task's
 				// next event, so the break moves now.
 				old, moved := t.proc.moveBrk(uint64(rec.Ret))

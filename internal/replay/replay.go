@@ -120,19 +120,6 @@ type rtask struct {
 // replayer's locked OS thread only).
 func (t *rtask) thread() ptrace.Thread { return ptrace.NewThread(t.real) }
 
-// moveBrk sets the break to res, the result of a brk, and returns the
-// break before (res itself for the first brk, which asks where it is)
-// and whether the heap's last page moved: whether replay maps or unmaps
-// pages for this brk.
-func (p *rproc) moveBrk(res uint64) (old uint64, moved bool) {
-	old = p.brk
-	if old == 0 {
-		old = res
-	}
-	p.brk = res
-	return old, pageUp(old) != pageUp(res)
-}
-
 type rproc struct {
 	brk uint64 // the program break (0: not asked for yet)
 	// resumeAt holds the addresses where a handled signal interrupted a
@@ -152,6 +139,19 @@ type rproc struct {
 	// bundle: 1 if the process has the file bundle as bundleFd, -1 if not, 0
 	// not known yet (hasBundle).
 	bundle int8
+}
+
+// moveBrk sets the break to res, the result of a brk, and returns the
+// break before (res itself for the first brk, which asks where it is)
+// and whether the heap's last page moved: whether replay maps or unmaps
+// pages for this brk.
+func (p *rproc) moveBrk(res uint64) (old uint64, moved bool) {
+	old = p.brk
+	if old == 0 {
+		old = res
+	}
+	p.brk = res
+	return old, pageUp(old) != pageUp(res)
 }
 
 // clone copies p for a new address space (fork, a frozen copy).
